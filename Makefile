@@ -1,0 +1,135 @@
+# kprof — one Makefile for every tool. Output goes under build/ only.
+#   make            build the tools
+#   make test       install test prerequisites (as root), build, run tests
+#   make demo       install prerequisites, build, profile a real Node process
+#   make install PREFIX=/usr/local
+#   make V=1        show full commands; SAN=1 builds with ASan+UBSan
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+PREFIX ?= /usr/local
+BUILD := build
+ARCH := $(shell uname -m)
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)"
+endif
+
+WARN := -Wall -Wextra -Werror
+OPT ?= -O2 -g
+CFLAGS_BASE := $(OPT) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP -Icommon -I$(BUILD)/gen
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+endif
+# Tools and tests may be sanitized; the shim is loaded into other programs
+# and is built without ASan (it cannot be preloaded ahead of the runtime).
+TOOL_CFLAGS := $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
+SHIM_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+	-fno-stack-protector $(CFLAGS)
+
+COMMON_SRC := $(wildcard common/*.c)
+GEN_SRC := $(BUILD)/gen/syscalls_x86_64.c $(BUILD)/gen/syscalls_aarch64.c
+COMMON_PIC_OBJ := $(COMMON_SRC:%.c=$(BUILD)/pic/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/pic/gen/%.o)
+COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
+
+SHIM_SRC := $(wildcard preload/*.c)
+SHIM_ASM := $(wildcard preload/*.S)
+SHIM_OBJ := $(SHIM_SRC:%.c=$(BUILD)/pic/%.o) $(SHIM_ASM:%.S=$(BUILD)/pic/%.o)
+ANALYZER_SRC := $(wildcard analyzer/*.c)
+ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(BUILD)/obj/%.o)
+
+PROGRAMS := $(patsubst programs/%.c,$(BUILD)/programs/%,$(wildcard programs/*.c))
+TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
+
+LIBS_ANALYZER := -lmsgpackc -ljansson -lz -lm
+LIBS_SHIM := -lz -ldl -lpthread
+
+TOOLS := $(BUILD)/libkprof.so $(BUILD)/kanalyze
+
+.PHONY: all test demo deps test-deps install clean
+all: $(TOOLS) $(PROGRAMS) $(TESTS)
+
+$(BUILD)/gen/syscalls_%.c: scripts/gen-syscalls.sh
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)scripts/gen-syscalls.sh $* > $@
+
+$(BUILD)/pic/%.o: %.c | $(GEN_SRC)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SHIM_CFLAGS) -c $< -o $@
+$(BUILD)/pic/%.o: %.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SHIM_CFLAGS) -c $< -o $@
+$(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SHIM_CFLAGS) -c $< -o $@
+$(BUILD)/obj/%.o: %.c | $(GEN_SRC)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TOOL_CFLAGS) -c $< -o $@
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TOOL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libkcommon-pic.a: $(COMMON_PIC_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/libkcommon.a: $(COMMON_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libkprof.so: $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a preload/libkprof.map
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,--version-script=preload/libkprof.map -Wl,-z,now \
+		-o $@ $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a $(LIBS_SHIM)
+
+$(BUILD)/kanalyze: $(ANALYZER_OBJ) $(BUILD)/libkcommon.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/libkcommon.a $(LIBS_ANALYZER)
+
+# Benchmark and test programs: one C file each. They are the *profiled*
+# programs, so they are built plainly (no sanitizer) unless noted.
+$(BUILD)/programs/%: programs/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< -lpthread
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libkcommon.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $(BUILD)/libkcommon.a -lmsgpackc -lz -lpthread
+
+deps:
+	$(Q)scripts/install-deps.sh demo
+test-deps:
+	$(Q)scripts/install-deps.sh test
+
+test: test-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/run.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo.sh
+
+install: $(TOOLS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
+	install -m 0755 $(BUILD)/kanalyze $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(BUILD)/libkprof.so $(DESTDIR)$(PREFIX)/lib/
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,35 @@
+/*
+ * Syscall number <-> name tables per architecture. The tables themselves
+ * are generated at build time from the kernel headers
+ * (scripts/gen-syscalls.sh); this is the lookup over them. Supporting a
+ * new architecture is one more generated table here.
+ */
+#ifndef KPROF_SYSCALLS_H
+#define KPROF_SYSCALLS_H
+
+#include <stdint.h>
+
+/* Larger than any syscall number of a supported architecture. */
+#define KP_SYSCALL_MAX 512
+
+struct kp_syscall_entry {
+	unsigned nr;
+	const char *name;
+};
+
+extern const struct kp_syscall_entry kp_syscalls_x86_64[];
+extern const unsigned kp_syscalls_x86_64_count;
+extern const struct kp_syscall_entry kp_syscalls_aarch64[];
+extern const unsigned kp_syscalls_aarch64_count;
+
+/* "x86_64" or "aarch64": the architecture this binary was built for. */
+const char *kp_host_arch(void);
+/* Name of syscall nr on arch (NULL arch = host); NULL when unknown. */
+const char *kp_syscall_name(const char *arch, unsigned nr);
+/* Number of the named syscall on arch (NULL = host); -1 when unknown. */
+int kp_syscall_nr(const char *arch, const char *name);
+/* The table of arch and its length; NULL for an unknown architecture. */
+const struct kp_syscall_entry *kp_syscall_table(const char *arch,
+						unsigned *count);
+
+#endif
