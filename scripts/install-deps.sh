@@ -1,0 +1,32 @@
+#!/bin/sh
+# Install the Debian packages kprof needs, only those missing.
+# Usage: install-deps.sh demo|test
+# As root it runs apt-get; otherwise it prints the command and fails.
+set -eu
+build="gcc make libc6-dev linux-libc-dev libmsgpack-dev zlib1g-dev libjansson-dev"
+demo="$build nodejs"
+test="$demo jq bc strace"
+case ${1:-demo} in
+demo) want=$demo ;;
+test) want=$test ;;
+*) echo "install-deps.sh: unknown set '$1' (demo, test)" >&2; exit 1 ;;
+esac
+missing=
+for p in $want; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "kprof: missing Debian packages:$missing" >&2
+	echo "kprof: install them with: sudo apt-get install$missing" >&2
+	exit 1
+fi
+echo "kprof: installing Debian packages:$missing"
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine has no package lists yet; refresh them once if the
+# install cannot find a package.
+apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1 || {
+	apt-get update -q >/dev/null
+	apt-get install -y -q --no-install-recommends $missing
+}
