@@ -53,7 +53,23 @@ TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 LIBS_ANALYZER := -lmsgpackc -ljansson -lz -lm
 LIBS_SHIM := -lz -ldl -lpthread
 
+# kbpf-trace: X.bpf.c is compiled for the BPF target against the pinned
+# vmlinux.h, bpftool turns the object into a skeleton header that the user
+# side includes.
+BPF_SRC := $(wildcard bpf/*.bpf.c)
+BPF_OBJ := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
+BPF_SKEL := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
+TRACER_SRC := $(filter-out %.bpf.c,$(wildcard bpf/*.c))
+TRACER_OBJ := $(TRACER_SRC:%.c=$(BUILD)/obj/%.o)
+BPF_TARGET_ARCH := $(subst x86_64,x86,$(subst aarch64,arm64,$(ARCH)))
+CLANG ?= clang
+BPFTOOL ?= bpftool
+LIBS_TRACER := -lbpf -lelf -lz -lmsgpackc
+
 TOOLS := $(BUILD)/libkprof.so $(BUILD)/kanalyze
+ifneq ($(BPF_SRC),)
+TOOLS += $(BUILD)/kbpf-trace
+endif
 
 .PHONY: all test demo deps test-deps install clean
 all: $(TOOLS) $(PROGRAMS) $(TESTS)
@@ -100,6 +116,20 @@ $(BUILD)/kanalyze: $(ANALYZER_OBJ) $(BUILD)/libkcommon.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/libkcommon.a $(LIBS_ANALYZER)
 
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_TARGET_ARCH) -MMD -MP \
+		-Wall -Werror -Ibpf/vmlinux/$(ARCH) -Icommon -Ibpf -c $< -o $@
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+$(TRACER_OBJ): $(BPF_SKEL)
+$(TRACER_OBJ): TOOL_CFLAGS += -I$(BUILD)/bpf
+$(BUILD)/kbpf-trace: $(TRACER_OBJ) $(BUILD)/libkcommon.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(TRACER_OBJ) $(BUILD)/libkcommon.a $(LIBS_TRACER)
+
 # Benchmark and test programs: one C file each. They are the *profiled*
 # programs, so they are built plainly (no sanitizer) unless noted.
 $(BUILD)/programs/%: programs/%.c
@@ -127,6 +157,7 @@ demo: deps
 install: $(TOOLS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	install -m 0755 $(BUILD)/kanalyze $(DESTDIR)$(PREFIX)/bin/
+	if [ -f $(BUILD)/kbpf-trace ]; then install -m 0755 $(BUILD)/kbpf-trace $(DESTDIR)$(PREFIX)/bin/; fi
 	install -m 0755 $(BUILD)/libkprof.so $(DESTDIR)$(PREFIX)/lib/
 
 clean:
