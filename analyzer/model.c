@@ -1,0 +1,920 @@
+/*
+ * Building the model from records, and merging it into profile rows.
+ * Every value is type-checked before use; a record whose documented keys
+ * carry the wrong type is rejected whole and reported as damage, so no
+ * number in a profile comes from a misread field.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "syscalls.h"
+
+const char *const kp_fd_kind_names[KP_FD_KINDS] = { "file", "pipe", "socket",
+						     "other" };
+
+#define ERRNO_MAX 4095
+
+void kp_model_init(struct kp_model *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+static void thread_clear_stats(struct kp_thread *t)
+{
+	for (size_t i = 0; i < t->n_sc; i++) {
+		free(t->sc[i].errnos);
+		free(t->sc[i].hist);
+	}
+	free(t->sc);
+	t->sc = NULL;
+	t->n_sc = 0;
+}
+
+static void stream_free_header(struct kp_stream *s)
+{
+	free(s->producer);
+	free(s->origin);
+	free(s->exe);
+	free(s->exec_path);
+	free(s->arch);
+	free(s->host);
+	free(s->kernel);
+	free(s->coverage);
+	for (size_t i = 0; i < s->argc; i++)
+		free(s->argv[i]);
+	free(s->argv);
+	s->producer = s->origin = s->exe = s->arch = NULL;
+	s->host = s->kernel = s->coverage = NULL;
+	s->argv = NULL;
+	s->argc = 0;
+}
+
+void kp_model_free(struct kp_model *m)
+{
+	for (size_t i = 0; i < m->n_streams; i++) {
+		struct kp_stream *s = &m->streams[i];
+		stream_free_header(s);
+		for (size_t t = 0; t < s->n_threads; t++)
+			thread_clear_stats(&s->threads[t]);
+		free(s->threads);
+	}
+	free(m->streams);
+	free(m->index);
+	for (size_t i = 0; i < m->n_drop_reasons; i++)
+		free(m->drop_reasons[i]);
+	free(m->drop_reasons);
+	for (size_t i = 0; i < m->n_damaged; i++) {
+		free(m->damaged[i].file);
+		free(m->damaged[i].reason);
+	}
+	free(m->damaged);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Grows *array (of *cap elements of size elem) to hold at least need. */
+static int grow(void **array, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : 8;
+	while (n < need)
+		n *= 2;
+	void *p = reallocarray(*array, n, elem);
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	*cap = n;
+	return 0;
+}
+
+static int add_damage(struct kp_model *m, const char *file, uint64_t offset,
+		      bool decompressed, const char *reason)
+{
+	size_t cap = m->n_damaged;
+	void *p = reallocarray(m->damaged, cap + 1, sizeof(*m->damaged));
+	if (!p)
+		return -ENOMEM;
+	m->damaged = p;
+	struct kp_damage_entry *d = &m->damaged[m->n_damaged];
+	d->file = strdup(file);
+	d->reason = strdup(reason);
+	if (!d->file || !d->reason) {
+		free(d->file);
+		free(d->reason);
+		return -ENOMEM;
+	}
+	d->offset = offset;
+	d->decompressed = decompressed;
+	m->n_damaged++;
+	return 0;
+}
+
+void kp_model_on_damage(const struct kp_damage *damage, void *model)
+{
+	/* Out of memory here only loses the message; the reader's own
+	 * damaged flag still makes the exit status 2. */
+	(void)add_damage(model, damage->source, damage->offset,
+			 damage->decompressed, damage->reason);
+}
+
+/* ---- stream index ---- */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t stream_hash(uint64_t pid, uint64_t stream)
+{
+	return mix64(pid * 0x9e3779b97f4a7c15ULL ^ stream);
+}
+
+static int index_rebuild(struct kp_model *m, size_t size)
+{
+	uint64_t *index = calloc(size, sizeof(*index));
+	if (!index)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_streams; i++) {
+		size_t h = stream_hash(m->streams[i].pid, m->streams[i].stream) &
+			   (size - 1);
+		while (index[h])
+			h = (h + 1) & (size - 1);
+		index[h] = i + 1;
+	}
+	free(m->index);
+	m->index = index;
+	m->index_size = size;
+	return 0;
+}
+
+static int stream_get(struct kp_model *m, uint64_t pid, uint64_t id,
+		      struct kp_stream **out)
+{
+	if (m->index_size) {
+		size_t h = stream_hash(pid, id) & (m->index_size - 1);
+		while (m->index[h]) {
+			struct kp_stream *s = &m->streams[m->index[h] - 1];
+			if (s->pid == pid && s->stream == id) {
+				*out = s;
+				return 0;
+			}
+			h = (h + 1) & (m->index_size - 1);
+		}
+	}
+	int err = grow((void **)&m->streams, &m->cap_streams,
+		       m->n_streams + 1, sizeof(*m->streams));
+	if (err)
+		return err;
+	struct kp_stream *s = &m->streams[m->n_streams++];
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->stream = id;
+	s->exit_status = -1;
+	if (m->n_streams * 2 > m->index_size) {
+		err = index_rebuild(m, m->index_size ? m->index_size * 2 : 64);
+		if (err) {
+			m->n_streams--;
+			return err;
+		}
+	} else {
+		size_t h = stream_hash(pid, id) & (m->index_size - 1);
+		while (m->index[h])
+			h = (h + 1) & (m->index_size - 1);
+		m->index[h] = m->n_streams;
+	}
+	*out = s;
+	return 0;
+}
+
+/* ---- record parsing ---- */
+
+/* What made a record unusable, for the damage message. */
+struct bad {
+	const char *key;
+	const char *want;
+};
+
+static int want(int err, struct bad *bad, const char *key, const char *type)
+{
+	if (err == -EINVAL || (err == -ENOENT && type[0] == '!')) {
+		bad->key = key;
+		bad->want = type[0] == '!' ? type + 1 : type;
+		return -EINVAL;
+	}
+	return err == -ENOENT ? 0 : err;
+}
+
+/* Optional unsigned field: absent leaves *out; wrong type is an error. */
+#define GET_UINT(map, key, out, bad) \
+	want(kp_get_uint(map, key, out), bad, key, "unsigned integer")
+#define NEED_UINT(map, key, out, bad) \
+	want(kp_get_uint(map, key, out), bad, key, "!unsigned integer")
+
+static int get_str(const msgpack_object *map, const char *key, char **out,
+		   struct bad *bad)
+{
+	char *s = NULL;
+	int err = want(kp_get_strdup(map, key, &s), bad, key, "string");
+	if (err || !s)
+		return err;
+	free(*out);
+	*out = s;
+	return 0;
+}
+
+/* A map of uint -> uint with keys below limit, as sorted pairs. */
+static int get_pairs(const msgpack_object *o, uint64_t limit,
+		     struct kp_pair **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (!o)
+		return 0;
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return -EINVAL;
+	if (o->via.map.size == 0)
+		return 0;
+	struct kp_pair *p = calloc(o->via.map.size, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object_kv *kv = &o->via.map.ptr[i];
+		if (kp_obj_uint(&kv->key, &p[i].key) ||
+		    kp_obj_uint(&kv->val, &p[i].value) || p[i].key >= limit) {
+			free(p);
+			return -EINVAL;
+		}
+	}
+	*out = p;
+	*n = o->via.map.size;
+	return 0;
+}
+
+static int parse_sc_entry(const msgpack_object *o, struct kp_sc_stats *sc,
+			  struct bad *bad)
+{
+	int err;
+
+	memset(sc, 0, sizeof(*sc));
+	if (o->type != MSGPACK_OBJECT_MAP) {
+		bad->key = "syscalls[]";
+		bad->want = "map";
+		return -EINVAL;
+	}
+	if ((err = NEED_UINT(o, "nr", &sc->nr, bad)) ||
+	    (err = GET_UINT(o, "count", &sc->count, bad)) ||
+	    (err = GET_UINT(o, "time_ns", &sc->time_ns, bad)) ||
+	    (err = GET_UINT(o, "min_ns", &sc->min_ns, bad)) ||
+	    (err = GET_UINT(o, "max_ns", &sc->max_ns, bad)) ||
+	    (err = GET_UINT(o, "retries", &sc->retries, bad)) ||
+	    (err = GET_UINT(o, "errors", &sc->errors, bad)))
+		return err;
+	err = get_pairs(kp_map_get(o, "errno"), ERRNO_MAX + 1, &sc->errnos,
+			&sc->n_errnos);
+	if (err) {
+		bad->key = "errno";
+		bad->want = "map of errno -> calls";
+		return err;
+	}
+	err = get_pairs(kp_map_get(o, "hist"), KP_HIST_BUCKETS, &sc->hist,
+			&sc->n_hist);
+	if (err) {
+		free(sc->errnos);
+		sc->errnos = NULL;
+		bad->key = "hist";
+		bad->want = "map of bucket (< 160) -> calls";
+		return err;
+	}
+	return 0;
+}
+
+static int on_aggregate(struct kp_model *m, const msgpack_object *map,
+			struct bad *bad)
+{
+	uint64_t pid, id, thread = 0, tid = 0, time_ns = 0;
+	bool exited = false, final = false;
+	int err;
+
+	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
+	    (err = NEED_UINT(map, "stream", &id, bad)) ||
+	    (err = GET_UINT(map, "thread", &thread, bad)) ||
+	    (err = GET_UINT(map, "tid", &tid, bad)) ||
+	    (err = GET_UINT(map, "time_ns", &time_ns, bad)) ||
+	    (err = want(kp_get_bool(map, "exited", &exited), bad, "exited", "bool")) ||
+	    (err = want(kp_get_bool(map, "final", &final), bad, "final", "bool")))
+		return err;
+	const msgpack_object *list = kp_map_get(map, "syscalls");
+	if (!list || list->type != MSGPACK_OBJECT_ARRAY) {
+		bad->key = "syscalls";
+		bad->want = "array";
+		return -EINVAL;
+	}
+	struct kp_thread fresh = { .thread = thread, .tid = tid,
+				   .time_ns = time_ns, .exited = exited,
+				   .final = final };
+	if (list->via.array.size) {
+		fresh.sc = calloc(list->via.array.size, sizeof(*fresh.sc));
+		if (!fresh.sc)
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < list->via.array.size; i++) {
+		err = parse_sc_entry(&list->via.array.ptr[i], &fresh.sc[i], bad);
+		if (err) {
+			thread_clear_stats(&fresh);
+			return err;
+		}
+		fresh.n_sc++;
+	}
+
+	struct kp_stream *s;
+	err = stream_get(m, pid, id, &s);
+	if (err)
+		goto fail;
+	for (size_t i = 0; i < s->n_threads; i++) {
+		struct kp_thread *t = &s->threads[i];
+		if (t->thread != thread)
+			continue;
+		/* The last aggregate wins. "Last" is by the producer's
+		 * clock, so reading files in any order, or one twice,
+		 * gives the same result; ties go to the later record. */
+		if (time_ns < t->time_ns) {
+			thread_clear_stats(&fresh);
+			return 0;
+		}
+		thread_clear_stats(t);
+		*t = fresh;
+		return 0;
+	}
+	err = grow((void **)&s->threads, &s->cap_threads, s->n_threads + 1,
+		   sizeof(*s->threads));
+	if (err)
+		goto fail;
+	s->threads[s->n_threads++] = fresh;
+	return 0;
+fail:
+	thread_clear_stats(&fresh);
+	return err;
+}
+
+static int on_header(struct kp_model *m, const msgpack_object *map,
+		     struct bad *bad)
+{
+	uint64_t pid, id;
+	int err;
+
+	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
+	    (err = NEED_UINT(map, "stream", &id, bad)))
+		return err;
+	const msgpack_object *argv = kp_map_get(map, "argv");
+	if (argv && argv->type != MSGPACK_OBJECT_ARRAY) {
+		bad->key = "argv";
+		bad->want = "array of strings";
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; argv && i < argv->via.array.size; i++) {
+		if (argv->via.array.ptr[i].type != MSGPACK_OBJECT_STR) {
+			bad->key = "argv";
+			bad->want = "array of strings";
+			return -EINVAL;
+		}
+	}
+	const msgpack_object *clock = kp_map_get(map, "clock");
+	if (clock && clock->type != MSGPACK_OBJECT_MAP) {
+		bad->key = "clock";
+		bad->want = "map";
+		return -EINVAL;
+	}
+	/* Check every typed key before touching the stream. */
+	uint64_t u;
+	bool b;
+	char *tmp = NULL;
+	static const char *const uints[] = { "version", "ppid", "parent_stream",
+					     "time_ns", "interval_ms" };
+	static const char *const strs[] = { "producer", "origin", "exe", "host",
+					    "kernel", "arch", "coverage",
+					    "hook_mode" };
+	for (size_t i = 0; i < sizeof(uints) / sizeof(uints[0]); i++)
+		if ((err = GET_UINT(map, uints[i], &u, bad)))
+			return err;
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		const msgpack_object *o = kp_map_get(map, strs[i]);
+		if (o && o->type != MSGPACK_OBJECT_STR) {
+			bad->key = strs[i];
+			bad->want = "string";
+			return -EINVAL;
+		}
+	}
+	if ((err = want(kp_get_bool(map, "events", &b), bad, "events", "bool")))
+		return err;
+	if (clock && ((err = GET_UINT(clock, "monotonic_ns", &u, bad)) ||
+		      (err = GET_UINT(clock, "realtime_ns", &u, bad))))
+		return err;
+
+	struct kp_stream *s;
+	if ((err = stream_get(m, pid, id, &s)))
+		return err;
+	stream_free_header(s);
+	s->have_header = true;
+	GET_UINT(map, "version", &s->version, bad);
+	GET_UINT(map, "ppid", &s->ppid, bad);
+	GET_UINT(map, "parent_stream", &s->parent_stream, bad);
+	GET_UINT(map, "time_ns", &s->start_ns, bad);
+	if ((err = get_str(map, "producer", &s->producer, bad)) ||
+	    (err = get_str(map, "origin", &s->origin, bad)) ||
+	    (err = get_str(map, "exe", &s->exe, bad)) ||
+	    (err = get_str(map, "arch", &s->arch, bad)) ||
+	    (err = get_str(map, "host", &s->host, bad)) ||
+	    (err = get_str(map, "kernel", &s->kernel, bad)) ||
+	    (err = get_str(map, "coverage", &s->coverage, bad)))
+		return err;
+	if (argv && argv->via.array.size) {
+		s->argv = calloc(argv->via.array.size, sizeof(*s->argv));
+		if (!s->argv)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < argv->via.array.size; i++) {
+			if ((err = kp_obj_strdup(&argv->via.array.ptr[i], &tmp)))
+				return err;
+			s->argv[s->argc++] = tmp;
+		}
+	}
+	return 0;
+}
+
+static int on_exit_record(struct kp_model *m, const msgpack_object *map,
+			  struct bad *bad)
+{
+	uint64_t pid, id, fds[KP_FD_KINDS] = { 0 }, readers = 0, writers = 0,
+				   signal = 0;
+	int64_t status = -1;
+	int err;
+
+	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
+	    (err = NEED_UINT(map, "stream", &id, bad)) ||
+	    (err = want(kp_get_int(map, "status", &status), bad, "status", "integer")) ||
+	    (err = GET_UINT(map, "signal", &signal, bad)) ||
+	    (err = GET_UINT(map, "pending_pipe_readers", &readers, bad)) ||
+	    (err = GET_UINT(map, "pending_pipe_writers", &writers, bad)))
+		return err;
+	const msgpack_object *o = kp_map_get(map, "fds");
+	if (o && o->type != MSGPACK_OBJECT_MAP) {
+		bad->key = "fds";
+		bad->want = "map";
+		return -EINVAL;
+	}
+	for (int k = 0; o && k < KP_FD_KINDS; k++)
+		if ((err = GET_UINT(o, kp_fd_kind_names[k], &fds[k], bad)))
+			return err;
+
+	struct kp_stream *s;
+	if ((err = stream_get(m, pid, id, &s)))
+		return err;
+	s->have_exit = true;
+	s->exit_status = status;
+	s->exit_signal = signal;
+	memcpy(s->fds, fds, sizeof(fds));
+	s->pending_pipe_readers = readers;
+	s->pending_pipe_writers = writers;
+	return 0;
+}
+
+static int on_drop(struct kp_model *m, const msgpack_object *map,
+		   struct bad *bad)
+{
+	uint64_t records = 0, events = 0, bytes = 0;
+	char *reason = NULL;
+	int err;
+
+	if ((err = GET_UINT(map, "records", &records, bad)) ||
+	    (err = GET_UINT(map, "events", &events, bad)) ||
+	    (err = GET_UINT(map, "bytes", &bytes, bad)) ||
+	    (err = get_str(map, "reason", &reason, bad)))
+		return err;
+	m->drops++;
+	m->drop_records += records;
+	m->drop_events += events;
+	m->drop_bytes += bytes;
+	if (!reason)
+		return 0;
+	for (size_t i = 0; i < m->n_drop_reasons; i++) {
+		if (strcmp(m->drop_reasons[i], reason) == 0) {
+			free(reason);
+			return 0;
+		}
+	}
+	void *p = reallocarray(m->drop_reasons, m->n_drop_reasons + 1,
+			       sizeof(*m->drop_reasons));
+	if (!p) {
+		free(reason);
+		return -ENOMEM;
+	}
+	m->drop_reasons = p;
+	m->drop_reasons[m->n_drop_reasons++] = reason;
+	return 0;
+}
+
+static int on_events(struct kp_model *m, const msgpack_object *map,
+		     struct bad *bad)
+{
+	uint64_t pid, id, tid = 0;
+	int err;
+
+	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
+	    (err = NEED_UINT(map, "stream", &id, bad)) ||
+	    (err = GET_UINT(map, "tid", &tid, bad)))
+		return err;
+	const msgpack_object *list = kp_map_get(map, "events");
+	bool ok = list && list->type == MSGPACK_OBJECT_ARRAY;
+	for (uint32_t i = 0; ok && i < list->via.array.size; i++) {
+		const msgpack_object *e = &list->via.array.ptr[i];
+		int64_t v;
+		ok = e->type == MSGPACK_OBJECT_ARRAY && e->via.array.size >= 4;
+		for (uint32_t k = 0; ok && k < 4; k++)
+			ok = k == 3 ? kp_obj_int(&e->via.array.ptr[k], &v) == 0 :
+				      e->via.array.ptr[k].type ==
+					      MSGPACK_OBJECT_POSITIVE_INTEGER;
+	}
+	if (!ok) {
+		bad->key = "events";
+		bad->want = "array of [start_ns, duration_ns, nr, ret]";
+		return -EINVAL;
+	}
+	struct kp_stream *s;
+	if ((err = stream_get(m, pid, id, &s)))
+		return err;
+	s->events += list->via.array.size;
+	return 0;
+}
+
+/* fork and exec: only checked; the header links of the new streams
+ * already say what they say. */
+static int on_lifecycle(struct kp_model *m, const char *type,
+			const msgpack_object *map, struct bad *bad)
+{
+	uint64_t u, pid, id = 0;
+	int err;
+	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
+	    (err = GET_UINT(map, "stream", &id, bad)) ||
+	    (err = GET_UINT(map, "child", &u, bad)))
+		return err;
+	static const char *const strs[] = { "how", "path" };
+	for (size_t i = 0; i < 2; i++) {
+		const msgpack_object *o = kp_map_get(map, strs[i]);
+		if (o && o->type != MSGPACK_OBJECT_STR) {
+			bad->key = strs[i];
+			bad->want = "string";
+			return -EINVAL;
+		}
+	}
+	if (strcmp(type, "exec") == 0 && id) {
+		struct kp_stream *s;
+		if ((err = stream_get(m, pid, id, &s)))
+			return err;
+		if ((err = get_str(map, "path", &s->exec_path, bad)))
+			return err;
+		if (!s->exec_path && !(s->exec_path = strdup("?")))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int kp_model_on_record(const struct kp_record *rec, void *model)
+{
+	struct kp_model *m = model;
+	struct bad bad = { NULL, NULL };
+	int err;
+
+	m->records++;
+	if (strcmp(rec->type, "aggregate") == 0)
+		err = on_aggregate(m, rec->map, &bad);
+	else if (strcmp(rec->type, "header") == 0)
+		err = on_header(m, rec->map, &bad);
+	else if (strcmp(rec->type, "exit") == 0)
+		err = on_exit_record(m, rec->map, &bad);
+	else if (strcmp(rec->type, "drop") == 0)
+		err = on_drop(m, rec->map, &bad);
+	else if (strcmp(rec->type, "events") == 0)
+		err = on_events(m, rec->map, &bad);
+	else if (strcmp(rec->type, "fork") == 0 || strcmp(rec->type, "exec") == 0)
+		err = on_lifecycle(m, rec->type, rec->map, &bad);
+	else {
+		m->unknown_records++;
+		return 0;
+	}
+	if (err != -EINVAL)
+		return err;
+	char why[160];
+	snprintf(why, sizeof(why), "malformed %s record (\"%s\" is not %s%s)",
+		 rec->type, bad.key ? bad.key : "?",
+		 bad.want && strchr("aeiou", bad.want[0]) ? "an " : "a ",
+		 bad.want ? bad.want : "valid");
+	return add_damage(m, rec->source, rec->offset, rec->decompressed, why);
+}
+
+/* ---- queries ---- */
+
+static int stream_order(const void *a, const void *b)
+{
+	const struct kp_stream *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	return 0;
+}
+
+static int thread_order(const void *a, const void *b)
+{
+	const struct kp_thread *x = a, *y = b;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+void kp_model_sort_streams(struct kp_model *m)
+{
+	if (m->n_streams > 1)
+		qsort(m->streams, m->n_streams, sizeof(*m->streams), stream_order);
+	for (size_t i = 0; i < m->n_streams; i++)
+		if (m->streams[i].n_threads > 1)
+			qsort(m->streams[i].threads, m->streams[i].n_threads,
+			      sizeof(struct kp_thread), thread_order);
+	if (m->index_size && index_rebuild(m, m->index_size)) {
+		/* Without memory the index is dropped; nothing looks
+		 * streams up after sorting. */
+		free(m->index);
+		m->index = NULL;
+		m->index_size = 0;
+	}
+}
+
+const char *kp_model_arch(const struct kp_model *m)
+{
+	for (size_t i = 0; i < m->n_streams; i++)
+		if (m->streams[i].arch)
+			return m->streams[i].arch;
+	return kp_host_arch();
+}
+
+uint64_t kp_model_processes(const struct kp_model *m)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < m->n_streams; i++) {
+		size_t j;
+		for (j = 0; j < i; j++)
+			if (m->streams[j].pid == m->streams[i].pid)
+				break;
+		n += j == i;
+	}
+	return n;
+}
+
+uint64_t kp_model_threads(const struct kp_model *m)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < m->n_streams; i++)
+		n += m->streams[i].n_threads;
+	return n;
+}
+
+const char *kp_model_producer(const struct kp_model *m)
+{
+	const char *p = NULL;
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const char *q = m->streams[i].producer;
+		if (!q)
+			continue;
+		if (p && strcmp(p, q) != 0)
+			return NULL;
+		p = q;
+	}
+	return p;
+}
+
+const char *kp_model_coverage(const struct kp_model *m)
+{
+	if (!kp_model_producer(m))
+		return NULL;
+	for (size_t i = 0; i < m->n_streams; i++)
+		if (m->streams[i].coverage)
+			return m->streams[i].coverage;
+	return NULL;
+}
+
+const char *kp_errno_name(uint64_t err, char *buf, size_t size)
+{
+	const char *name = err && err <= ERRNO_MAX ? strerrorname_np((int)err) :
+						     NULL;
+	if (name)
+		return name;
+	snprintf(buf, size, "errno_%" PRIu64, err);
+	return buf;
+}
+
+/* ---- merging ---- */
+
+static int sc_by_nr(const void *a, const void *b)
+{
+	const struct kp_sc_stats *x = *(const struct kp_sc_stats *const *)a;
+	const struct kp_sc_stats *y = *(const struct kp_sc_stats *const *)b;
+	return x->nr < y->nr ? -1 : x->nr > y->nr;
+}
+
+static int pair_by_key(const void *a, const void *b)
+{
+	const struct kp_pair *x = a, *y = b;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Adds counters of one entry (or one row) into row r. */
+static void row_add(struct kp_row *r, uint64_t count, uint64_t time_ns,
+		    uint64_t min_ns, uint64_t max_ns, uint64_t retries,
+		    uint64_t errors)
+{
+	if (count && (r->count == 0 || min_ns < r->min_ns))
+		r->min_ns = min_ns;
+	if (max_ns > r->max_ns)
+		r->max_ns = max_ns;
+	r->count += count;
+	r->time_ns += time_ns;
+	r->retries += retries;
+	r->errors += errors;
+}
+
+/* Sorts and combines equal keys of pairs in place; returns the new count. */
+static size_t pairs_combine(struct kp_pair *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(p, n, sizeof(*p), pair_by_key);
+	size_t out = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (p[i].key == p[out].key)
+			p[out].value += p[i].value;
+		else
+			p[++out] = p[i];
+	}
+	return out + 1;
+}
+
+static int pairs_append(struct kp_pair **dst, size_t *n,
+			const struct kp_pair *src, size_t count)
+{
+	if (count == 0)
+		return 0;
+	void *p = reallocarray(*dst, *n + count, sizeof(**dst));
+	if (!p)
+		return -ENOMEM;
+	*dst = p;
+	memcpy(*dst + *n, src, count * sizeof(*src));
+	*n += count;
+	return 0;
+}
+
+static void row_name(struct kp_row *r, const char *arch)
+{
+	const char *name = r->nr <= UINT_MAX ?
+				   kp_syscall_name(arch, (unsigned)r->nr) :
+				   NULL;
+	if (name)
+		snprintf(r->name, sizeof(r->name), "%s", name);
+	else
+		snprintf(r->name, sizeof(r->name), "syscall_%" PRIu64, r->nr);
+}
+
+static void row_percentiles(struct kp_row *r)
+{
+	r->p50_ns = kp_hist_quantile(&r->hist, 0.50, r->min_ns, r->max_ns);
+	r->p90_ns = kp_hist_quantile(&r->hist, 0.90, r->min_ns, r->max_ns);
+	r->p99_ns = kp_hist_quantile(&r->hist, 0.99, r->min_ns, r->max_ns);
+}
+
+int kp_profile_build(struct kp_profile *p, const struct kp_model *m,
+		     const struct kp_stream *stream,
+		     const struct kp_thread *thread)
+{
+	const struct kp_sc_stats **all = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->total.name, sizeof(p->total.name), "TOTAL");
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		if (stream && s != stream)
+			continue;
+		for (size_t t = 0; t < s->n_threads; t++) {
+			const struct kp_thread *th = &s->threads[t];
+			if (thread && th != thread)
+				continue;
+			err = grow((void **)&all, &cap, n + th->n_sc, sizeof(*all));
+			if (err)
+				goto out;
+			for (size_t k = 0; k < th->n_sc; k++)
+				all[n++] = &th->sc[k];
+		}
+	}
+	if (n)
+		qsort(all, n, sizeof(*all), sc_by_nr);
+	const char *arch = stream && stream->arch ? stream->arch : kp_model_arch(m);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && all[j]->nr == all[i]->nr)
+			j++;
+		if (p->n_rows % 16 == 0) {
+			void *q = reallocarray(p->rows, p->n_rows + 16, sizeof(*p->rows));
+			if (!q) {
+				err = -ENOMEM;
+				goto out;
+			}
+			p->rows = q;
+		}
+		struct kp_row *r = &p->rows[p->n_rows++];
+		memset(r, 0, sizeof(*r));
+		r->nr = all[i]->nr;
+		row_name(r, arch);
+		for (size_t k = i; k < j; k++) {
+			const struct kp_sc_stats *sc = all[k];
+			row_add(r, sc->count, sc->time_ns, sc->min_ns, sc->max_ns,
+				sc->retries, sc->errors);
+			for (size_t h = 0; h < sc->n_hist; h++)
+				r->hist.bucket[sc->hist[h].key] += sc->hist[h].value;
+			err = pairs_append(&r->errnos, &r->n_errnos, sc->errnos,
+					   sc->n_errnos);
+			if (err)
+				goto out;
+		}
+		r->n_errnos = pairs_combine(r->errnos, r->n_errnos);
+		row_percentiles(r);
+
+		struct kp_row *t = &p->total;
+		row_add(t, r->count, r->time_ns, r->min_ns, r->max_ns, r->retries,
+			r->errors);
+		kp_hist_add(&t->hist, &r->hist);
+		err = pairs_append(&t->errnos, &t->n_errnos, r->errnos, r->n_errnos);
+		if (err)
+			goto out;
+		i = j;
+	}
+	p->total.n_errnos = pairs_combine(p->total.errnos, p->total.n_errnos);
+	row_percentiles(&p->total);
+out:
+	free(all);
+	if (err)
+		kp_profile_free(p);
+	return err;
+}
+
+void kp_profile_free(struct kp_profile *p)
+{
+	for (size_t i = 0; i < p->n_rows; i++)
+		free(p->rows[i].errnos);
+	free(p->rows);
+	free(p->total.errnos);
+	memset(p, 0, sizeof(*p));
+}
+
+static uint64_t row_avg(const struct kp_row *r)
+{
+	return r->count ? r->time_ns / r->count : 0;
+}
+
+static enum kp_sort sort_key;
+
+static int row_order(const void *a, const void *b)
+{
+	const struct kp_row *x = a, *y = b;
+	uint64_t u = 0, v = 0;
+	switch (sort_key) {
+	case KP_SORT_TIME: u = x->time_ns; v = y->time_ns; break;
+	case KP_SORT_COUNT: u = x->count; v = y->count; break;
+	case KP_SORT_AVG: u = row_avg(x); v = row_avg(y); break;
+	case KP_SORT_RETRIES: u = x->retries; v = y->retries; break;
+	case KP_SORT_ERRORS: u = x->errors; v = y->errors; break;
+	case KP_SORT_NAME: {
+		int c = strcmp(x->name, y->name);
+		if (c)
+			return c;
+		break;
+	}
+	}
+	if (u != v)
+		return u > v ? -1 : 1; /* highest first */
+	return x->nr < y->nr ? -1 : x->nr > y->nr;
+}
+
+void kp_profile_sort(struct kp_profile *p, enum kp_sort by)
+{
+	sort_key = by;
+	if (p->n_rows > 1)
+		qsort(p->rows, p->n_rows, sizeof(*p->rows), row_order);
+}

@@ -1,0 +1,116 @@
+/* What the output formats share: sorted profiles, labels and footer. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+int kp_report_profile(struct kp_profile *p, const struct kp_model *m,
+		      const struct kp_stream *s, const struct kp_thread *t,
+		      const struct kp_report_opts *o)
+{
+	int err = kp_profile_build(p, m, s, t);
+	if (err)
+		return err;
+	kp_profile_sort(p, o->sort);
+	return 0;
+}
+
+size_t kp_report_rows(const struct kp_profile *p,
+		      const struct kp_report_opts *o)
+{
+	return o->top && o->top < p->n_rows ? o->top : p->n_rows;
+}
+
+void kp_report_label(char *buf, size_t size, const struct kp_stream *s,
+		     const struct kp_thread *t)
+{
+	int n;
+	if (t)
+		n = snprintf(buf, size, "pid %" PRIu64 " thread %" PRIu64
+			     " (tid %" PRIu64 "%s)", s->pid, t->thread, t->tid,
+			     t->exited ? ", exited" : "");
+	else if (s->have_header)
+		n = snprintf(buf, size, "pid %" PRIu64 " (ppid %" PRIu64 ", %s)",
+			     s->pid, s->ppid, s->origin ? s->origin : "?");
+	else
+		n = snprintf(buf, size, "pid %" PRIu64 " (no header)", s->pid);
+	for (size_t i = 0; n >= 0 && (size_t)n < size && i < s->argc; i++)
+		n += snprintf(buf + n, size - (size_t)n, " %s", s->argv[i]);
+	if (s->argc == 0 && s->exe && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, " %s", s->exe);
+}
+
+void kp_report_errnos(char *buf, size_t size, const struct kp_row *r)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < r->n_errnos && n < size; i++) {
+		char tmp[32];
+		int k = snprintf(buf + n, size - n, "%s%s %" PRIu64,
+				 i ? ", " : "",
+				 kp_errno_name(r->errnos[i].key, tmp, sizeof(tmp)),
+				 r->errnos[i].value);
+		if (k < 0)
+			break;
+		n += (size_t)k;
+	}
+}
+
+void kp_model_pending(const struct kp_model *m, uint64_t *readers,
+		      uint64_t *writers, uint64_t fds[KP_FD_KINDS],
+		      size_t *exited)
+{
+	*readers = *writers = 0;
+	*exited = 0;
+	memset(fds, 0, KP_FD_KINDS * sizeof(fds[0]));
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		if (!s->have_exit)
+			continue;
+		(*exited)++;
+		*readers += s->pending_pipe_readers;
+		*writers += s->pending_pipe_writers;
+		for (int k = 0; k < KP_FD_KINDS; k++)
+			fds[k] += s->fds[k];
+	}
+}
+
+void kp_report_footer(FILE *out, const struct kp_model *m, const char *prefix)
+{
+	uint64_t readers, writers, fds[KP_FD_KINDS];
+	size_t exited;
+
+	kp_model_pending(m, &readers, &writers, fds, &exited);
+	fprintf(out, "%sPending pipe readers: %" PRIu64 ", writers: %" PRIu64 "\n",
+		prefix, readers, writers);
+	if (exited)
+		fprintf(out, "%sOpen at exit: pipe %" PRIu64 ", socket %" PRIu64
+			", file %" PRIu64 ", other %" PRIu64
+			" (%zu of %zu streams exited)\n", prefix,
+			fds[KP_FD_PIPE], fds[KP_FD_SOCKET], fds[KP_FD_FILE],
+			fds[KP_FD_OTHER], exited, m->n_streams);
+	if (m->drops) {
+		fprintf(out, "%sDropped: %" PRIu64 " records, %" PRIu64 " events",
+			prefix, m->drop_records, m->drop_events);
+		for (size_t i = 0; i < m->n_drop_reasons; i++)
+			fprintf(out, "%s%s", i ? "; " : " (", m->drop_reasons[i]);
+		fprintf(out, "%s\n", m->n_drop_reasons ? ")" : "");
+	}
+	const char *producer = kp_model_producer(m);
+	const char *coverage = kp_model_coverage(m);
+	fprintf(out, "%sMerged: %" PRIu64 " processes, %zu streams, %" PRIu64
+		" threads", prefix, kp_model_processes(m), m->n_streams,
+		kp_model_threads(m));
+	if (producer)
+		fprintf(out, "; %s%s%s", producer, coverage ? ": " : "",
+			coverage ? coverage : "");
+	fprintf(out, "\n");
+	if (m->unknown_records)
+		fprintf(out, "%sSkipped: %" PRIu64 " records of unknown type\n",
+			prefix, m->unknown_records);
+	if (m->n_damaged)
+		fprintf(out, "%sDamaged input: %zu problem%s (see the warnings)\n",
+			prefix, m->n_damaged,
+			m->n_damaged == 1 ? "" : "s");
+}

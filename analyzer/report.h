@@ -1,0 +1,58 @@
+/*
+ * The output formats of kanalyze. Each report_*.c file writes one format
+ * from the same model; what they share (options, the footer facts, sorted
+ * profiles, labels for streams) is in report.c.
+ */
+#ifndef KANALYZE_REPORT_H
+#define KANALYZE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model.h"
+
+enum kp_format { KP_FORMAT_TABLE, KP_FORMAT_JSON, KP_FORMAT_CSV,
+		 KP_FORMAT_MARKDOWN };
+enum kp_by { KP_BY_SYSCALL, KP_BY_PROCESS, KP_BY_THREAD };
+
+struct kp_report_opts {
+	enum kp_format format;
+	enum kp_by by;
+	enum kp_sort sort;
+	size_t top; /* rows per table, 0 = all */
+	bool errors;
+	bool percentiles;
+};
+
+int kp_report_table(FILE *out, const struct kp_model *m,
+		    const struct kp_report_opts *o);
+int kp_report_json(FILE *out, const struct kp_model *m,
+		   const struct kp_report_opts *o);
+int kp_report_csv(FILE *out, const struct kp_model *m,
+		  const struct kp_report_opts *o);
+int kp_report_markdown(FILE *out, const struct kp_model *m,
+		       const struct kp_report_opts *o);
+
+/* report.c */
+
+/* A profile of (stream, thread) (NULLs = all), sorted as o asks. */
+int kp_report_profile(struct kp_profile *p, const struct kp_model *m,
+		      const struct kp_stream *s, const struct kp_thread *t,
+		      const struct kp_report_opts *o);
+/* Rows to print: o->top or all. */
+size_t kp_report_rows(const struct kp_profile *p,
+		      const struct kp_report_opts *o);
+/* "pid 12 (ppid 1) /bin/sh -c x" of a stream, "pid 12 thread 2 (tid 14)
+ * ..." with a thread. */
+void kp_report_label(char *buf, size_t size, const struct kp_stream *s,
+		     const struct kp_thread *t);
+/* The footer lines of DESIGN.md and more, each as prefix + text + "\n". */
+void kp_report_footer(FILE *out, const struct kp_model *m, const char *prefix);
+/* "EAGAIN 7, ENOENT 3" */
+void kp_report_errnos(char *buf, size_t size, const struct kp_row *r);
+void kp_model_pending(const struct kp_model *m, uint64_t *readers,
+		      uint64_t *writers, uint64_t fds[KP_FD_KINDS],
+		      size_t *exited);
+
+#endif

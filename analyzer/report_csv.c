@@ -1,0 +1,87 @@
+/*
+ * CSV output (RFC 4180): one header line, one line per syscall row, times
+ * in integer nanoseconds. --by=process and --by=thread prefix each line
+ * with the columns that say whose row it is. No TOTAL line: a sum over
+ * the column is the total.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+static void csv_string(FILE *out, const char *s)
+{
+	if (!s)
+		return;
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static int print_rows(FILE *out, const struct kp_model *m,
+		      const struct kp_stream *s, const struct kp_thread *t,
+		      const struct kp_report_opts *o)
+{
+	struct kp_profile p;
+	int err = kp_report_profile(&p, m, s, t, o);
+	if (err)
+		return err;
+	for (size_t i = 0; i < kp_report_rows(&p, o); i++) {
+		const struct kp_row *r = &p.rows[i];
+		if (s && t)
+			fprintf(out, "%" PRIu64 ",%016" PRIx64 ",%" PRIu64 ",%" PRIu64 ",",
+				s->pid, s->stream, t->thread, t->tid);
+		else if (s) {
+			fprintf(out, "%" PRIu64 ",%016" PRIx64 ",", s->pid, s->stream);
+			csv_string(out, s->exe);
+			fputc(',', out);
+		}
+		fprintf(out, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 ",",
+			r->name, r->nr, r->count, r->time_ns,
+			r->count ? r->time_ns / r->count : 0, r->min_ns, r->max_ns,
+			r->retries, r->errors, r->p50_ns, r->p90_ns, r->p99_ns);
+		for (size_t k = 0; k < r->n_errnos; k++) {
+			char buf[32];
+			fprintf(out, "%s%s=%" PRIu64, k ? " " : "",
+				kp_errno_name(r->errnos[k].key, buf, sizeof(buf)),
+				r->errnos[k].value);
+		}
+		fputc('\n', out);
+	}
+	kp_profile_free(&p);
+	return 0;
+}
+
+int kp_report_csv(FILE *out, const struct kp_model *m,
+		  const struct kp_report_opts *o)
+{
+	int err = 0;
+
+	if (o->by == KP_BY_PROCESS)
+		fputs("pid,stream,exe,", out);
+	else if (o->by == KP_BY_THREAD)
+		fputs("pid,stream,thread,tid,", out);
+	fputs("name,nr,count,time_ns,avg_ns,min_ns,max_ns,retries,errors,"
+	      "p50_ns,p90_ns,p99_ns,errno\n", out);
+	if (o->by == KP_BY_SYSCALL)
+		return print_rows(out, m, NULL, NULL, o);
+	for (size_t i = 0; !err && i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		if (o->by == KP_BY_PROCESS)
+			err = print_rows(out, m, s, NULL, o);
+		for (size_t t = 0; !err && o->by == KP_BY_THREAD && t < s->n_threads; t++)
+			err = print_rows(out, m, s, &s->threads[t], o);
+	}
+	return err;
+}

@@ -1,0 +1,251 @@
+/*
+ * JSON output, written with jansson. The keys are a contract with tests
+ * and scripts (see --help and DESIGN.md): counters are JSON integers in
+ * their unit (_ns), 64-bit stream ids are 16-digit hex strings because
+ * JSON readers such as jq hold numbers as doubles.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "report.h"
+
+static json_t *jint(uint64_t v)
+{
+	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+/* A string from the input: null when absent, bytes that are not UTF-8
+ * replaced by '?' (jansson refuses invalid UTF-8). */
+static json_t *jstr(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	char *copy = strdup(s);
+	if (!copy)
+		return NULL;
+	for (char *c = copy; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
+static json_t *jid(uint64_t id)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "%016" PRIx64, id);
+	return json_string(buf);
+}
+
+/* json_object_set_new that remembers a failure in *err. */
+static void set(json_t *obj, const char *key, json_t *value, int *err)
+{
+	if (!value || json_object_set_new(obj, key, value))
+		*err = -ENOMEM;
+}
+
+static void append(json_t *array, json_t *value, int *err)
+{
+	if (!value || json_array_append_new(array, value))
+		*err = -ENOMEM;
+}
+
+static json_t *row_json(const struct kp_row *r, bool total, int *err)
+{
+	json_t *o = json_object();
+	if (!o) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (!total) {
+		set(o, "name", json_string(r->name), err);
+		set(o, "nr", jint(r->nr), err);
+	}
+	set(o, "count", jint(r->count), err);
+	set(o, "time_ns", jint(r->time_ns), err);
+	set(o, "avg_ns", jint(r->count ? r->time_ns / r->count : 0), err);
+	set(o, "min_ns", jint(r->min_ns), err);
+	set(o, "max_ns", jint(r->max_ns), err);
+	set(o, "retries", jint(r->retries), err);
+	set(o, "errors", jint(r->errors), err);
+	set(o, "p50_ns", jint(r->p50_ns), err);
+	set(o, "p90_ns", jint(r->p90_ns), err);
+	set(o, "p99_ns", jint(r->p99_ns), err);
+	json_t *errnos = json_object();
+	for (size_t i = 0; errnos && i < r->n_errnos; i++) {
+		char buf[32];
+		const char *name = kp_errno_name(r->errnos[i].key, buf, sizeof(buf));
+		json_t *prev = json_object_get(errnos, name);
+		uint64_t v = r->errnos[i].value +
+			     (prev ? (uint64_t)json_integer_value(prev) : 0);
+		set(errnos, name, jint(v), err);
+	}
+	set(o, "errno", errnos, err);
+	return o;
+}
+
+/* Adds "total" and "syscalls" of one profile to obj. */
+static int add_profile(json_t *obj, const struct kp_model *m,
+		       const struct kp_stream *s, const struct kp_thread *t,
+		       const struct kp_report_opts *o)
+{
+	struct kp_profile p;
+	int err = kp_report_profile(&p, m, s, t, o);
+	if (err)
+		return err;
+	json_t *rows = json_array();
+	if (!rows)
+		err = -ENOMEM;
+	for (size_t i = 0; rows && i < kp_report_rows(&p, o); i++)
+		append(rows, row_json(&p.rows[i], false, &err), &err);
+	set(obj, "total", row_json(&p.total, true, &err), &err);
+	set(obj, "syscalls", rows, &err);
+	kp_profile_free(&p);
+	return err;
+}
+
+static json_t *fds_json(const uint64_t fds[KP_FD_KINDS], int *err)
+{
+	json_t *o = json_object();
+	for (int k = 0; o && k < KP_FD_KINDS; k++)
+		set(o, kp_fd_kind_names[k], jint(fds[k]), err);
+	return o;
+}
+
+static json_t *stream_json(const struct kp_model *m, const struct kp_stream *s,
+			   const struct kp_report_opts *o, int *err)
+{
+	json_t *j = json_object();
+	if (!j) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	set(j, "pid", jint(s->pid), err);
+	set(j, "ppid", s->have_header ? jint(s->ppid) : json_null(), err);
+	set(j, "exe", jstr(s->exe), err);
+	json_t *argv = json_array();
+	for (size_t i = 0; argv && i < s->argc; i++)
+		append(argv, jstr(s->argv[i]), err);
+	set(j, "argv", argv, err);
+	set(j, "origin", jstr(s->origin), err);
+	set(j, "stream", jid(s->stream), err);
+	set(j, "parent_stream", jid(s->parent_stream), err);
+	set(j, "producer", jstr(s->producer), err);
+	set(j, "arch", jstr(s->arch), err);
+	set(j, "host", jstr(s->host), err);
+	set(j, "kernel", jstr(s->kernel), err);
+	set(j, "exit_status", s->have_exit ? json_integer(s->exit_status) :
+					      json_null(), err);
+	set(j, "exec_path", s->exec_path ? jstr(s->exec_path) : json_null(), err);
+	set(j, "exit_signal", s->have_exit ? jint(s->exit_signal) : json_null(),
+	    err);
+	set(j, "fds_at_exit", s->have_exit ? fds_json(s->fds, err) : json_null(),
+	    err);
+	set(j, "pending_pipe_readers", jint(s->pending_pipe_readers), err);
+	set(j, "pending_pipe_writers", jint(s->pending_pipe_writers), err);
+	set(j, "threads", jint(s->n_threads), err);
+	set(j, "events", jint(s->events), err);
+	if (!*err)
+		*err = add_profile(j, m, s, NULL, o);
+	if (o->by != KP_BY_THREAD)
+		return j;
+	json_t *threads = json_array();
+	for (size_t t = 0; threads && !*err && t < s->n_threads; t++) {
+		const struct kp_thread *th = &s->threads[t];
+		json_t *tj = json_object();
+		if (!tj) {
+			*err = -ENOMEM;
+			break;
+		}
+		set(tj, "thread", jint(th->thread), err);
+		set(tj, "tid", jint(th->tid), err);
+		set(tj, "exited", json_boolean(th->exited), err);
+		set(tj, "final", json_boolean(th->final), err);
+		if (!*err)
+			*err = add_profile(tj, m, s, th, o);
+		append(threads, tj, err);
+	}
+	set(j, "thread_profiles", threads, err);
+	return j;
+}
+
+int kp_report_json(FILE *out, const struct kp_model *m,
+		   const struct kp_report_opts *o)
+{
+	int err = 0;
+	uint64_t readers, writers, fds[KP_FD_KINDS];
+	size_t exited;
+	json_t *root = json_object();
+	if (!root)
+		return -ENOMEM;
+
+	set(root, "arch", jstr(kp_model_arch(m)), &err);
+	set(root, "producer", jstr(kp_model_producer(m)), &err);
+	set(root, "coverage", jstr(kp_model_coverage(m)), &err);
+	if (!err)
+		err = add_profile(root, m, NULL, NULL, o);
+	json_t *procs = json_array();
+	for (size_t i = 0; procs && !err && i < m->n_streams; i++)
+		append(procs, stream_json(m, &m->streams[i], o, &err), &err);
+	set(root, "processes", procs, &err);
+
+	kp_model_pending(m, &readers, &writers, fds, &exited);
+	set(root, "pending_pipe_readers", jint(readers), &err);
+	set(root, "pending_pipe_writers", jint(writers), &err);
+	set(root, "fds_at_exit", fds_json(fds, &err), &err);
+	set(root, "exited", jint(exited), &err);
+
+	json_t *drops = json_object();
+	if (drops) {
+		set(drops, "records", jint(m->drop_records), &err);
+		set(drops, "events", jint(m->drop_events), &err);
+		set(drops, "bytes", jint(m->drop_bytes), &err);
+		json_t *reasons = json_array();
+		for (size_t i = 0; reasons && i < m->n_drop_reasons; i++)
+			append(reasons, jstr(m->drop_reasons[i]), &err);
+		set(drops, "reasons", reasons, &err);
+	}
+	set(root, "drops", drops, &err);
+
+	json_t *damaged = json_array();
+	for (size_t i = 0; damaged && i < m->n_damaged; i++) {
+		const struct kp_damage_entry *d = &m->damaged[i];
+		json_t *dj = json_object();
+		if (dj) {
+			set(dj, "file", jstr(d->file), &err);
+			set(dj, "offset", jint(d->offset), &err);
+			set(dj, "decompressed", json_boolean(d->decompressed), &err);
+			set(dj, "reason", jstr(d->reason), &err);
+		}
+		append(damaged, dj, &err);
+	}
+	set(root, "damaged", damaged, &err);
+
+	json_t *counts = json_object();
+	if (counts) {
+		set(counts, "files", jint(m->files), &err);
+		set(counts, "records", jint(m->records), &err);
+		set(counts, "unknown_records", jint(m->unknown_records), &err);
+		set(counts, "processes", jint(kp_model_processes(m)), &err);
+		set(counts, "streams", jint(m->n_streams), &err);
+		set(counts, "threads", jint(kp_model_threads(m)), &err);
+	}
+	set(root, "counts", counts, &err);
+
+	if (!err && json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
+		err = -EIO;
+	if (!err)
+		fputc('\n', out);
+	json_decref(root);
+	return err;
+}

@@ -1,0 +1,103 @@
+/*
+ * Markdown output: the classic profile as a GitHub table, for pasting
+ * into issues and pull requests. Same columns and footer as the text
+ * table; sections per process or thread become headings.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+/* Table cells may not contain '|' or line breaks. */
+static void md_text(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '|')
+			fputs("\\|", out);
+		else if (*s == '\n' || *s == '\r')
+			fputc(' ', out);
+		else
+			fputc(*s, out);
+	}
+}
+
+static void md_row(FILE *out, const struct kp_row *r, bool total,
+		   const struct kp_report_opts *o)
+{
+	const char *b = total ? "**" : "";
+	if (total)
+		fprintf(out, "| **TOTAL** ");
+	else
+		fprintf(out, "| %s (%" PRIu64 ") ", r->name, r->nr);
+	fprintf(out, "| %s%" PRIu64 "%s | %s%.2f%s | %s%.3f%s | %s%" PRIu64 "%s ",
+		b, r->count, b, b, (double)r->time_ns / 1e6, b, b,
+		r->count ? (double)r->time_ns / (double)r->count / 1e6 : 0.0, b,
+		b, r->retries, b);
+	if (o->errors) {
+		char buf[1024];
+		kp_report_errnos(buf, sizeof(buf), r);
+		fprintf(out, "| %s%" PRIu64 "%s | %s ", b, r->errors, b, buf);
+	}
+	if (o->percentiles)
+		fprintf(out, "| %.2f | %.2f | %.2f | %.2f ",
+			(double)r->p50_ns / 1e3, (double)r->p90_ns / 1e3,
+			(double)r->p99_ns / 1e3, (double)r->max_ns / 1e3);
+	fputs("|\n", out);
+}
+
+static int md_profile(FILE *out, const struct kp_model *m,
+		      const struct kp_stream *s, const struct kp_thread *t,
+		      const struct kp_report_opts *o)
+{
+	struct kp_profile p;
+	int err = kp_report_profile(&p, m, s, t, o);
+	if (err)
+		return err;
+	fputs("| Syscall | Count | Time (ms) | Avg (ms) | Retries ", out);
+	if (o->errors)
+		fputs("| Errors | Errno ", out);
+	if (o->percentiles)
+		fputs("| p50 (us) | p90 (us) | p99 (us) | Max (us) ", out);
+	fputs("|\n|:--|--:|--:|--:|--:", out);
+	if (o->errors)
+		fputs("|--:|:--", out);
+	if (o->percentiles)
+		fputs("|--:|--:|--:|--:", out);
+	fputs("|\n", out);
+	size_t n = kp_report_rows(&p, o);
+	for (size_t i = 0; i < n; i++)
+		md_row(out, &p.rows[i], false, o);
+	md_row(out, &p.total, true, o);
+	if (n < p.n_rows)
+		fprintf(out, "\n%zu more syscalls not shown.\n", p.n_rows - n);
+	fputc('\n', out);
+	kp_profile_free(&p);
+	return 0;
+}
+
+int kp_report_markdown(FILE *out, const struct kp_model *m,
+		       const struct kp_report_opts *o)
+{
+	int err = 0;
+
+	fputs("## Syscall profile\n\n", out);
+	if (o->by == KP_BY_SYSCALL)
+		err = md_profile(out, m, NULL, NULL, o);
+	for (size_t i = 0; !err && o->by != KP_BY_SYSCALL && i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		char label[512];
+		for (size_t t = 0; !err && t < (o->by == KP_BY_THREAD ? s->n_threads : 1); t++) {
+			const struct kp_thread *th = o->by == KP_BY_THREAD ? &s->threads[t] : NULL;
+			kp_report_label(label, sizeof(label), s, th);
+			fputs("### ", out);
+			md_text(out, label);
+			fputs("\n\n", out);
+			err = md_profile(out, m, s, th, o);
+		}
+	}
+	if (err)
+		return err;
+	kp_report_footer(out, m, "- ");
+	return 0;
+}

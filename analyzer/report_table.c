@@ -1,0 +1,205 @@
+/*
+ * The classic text profile of DESIGN.md. Column widths start at the
+ * classic ones and widen to fit long names and large numbers, so columns
+ * stay aligned whatever the trace holds.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#define MAX_COLS 10
+#define CELL 72
+
+struct line {
+	char cell[MAX_COLS][CELL];
+};
+
+static int columns(const struct kp_report_opts *o, const char **titles,
+		   size_t *widths)
+{
+	static const char *const base[] = { "Syscall", "Count", "Time(ms)",
+					    "Avg(ms)", "Retries" };
+	static const size_t base_w[] = { 16, 6, 13, 11, 11 };
+	int n = 0;
+	for (; n < 5; n++) {
+		titles[n] = base[n];
+		widths[n] = base_w[n];
+	}
+	if (o->errors) {
+		titles[n] = "Errors";
+		widths[n++] = 10;
+	}
+	if (o->percentiles) {
+		static const char *const pct[] = { "p50(us)", "p90(us)",
+						   "p99(us)", "Max(us)" };
+		for (int k = 0; k < 4; k++) {
+			titles[n] = pct[k];
+			widths[n++] = 11;
+		}
+	}
+	return n;
+}
+
+static void fill(struct line *l, const struct kp_row *r, bool total,
+		 const struct kp_report_opts *o)
+{
+	int c = 0;
+	if (total)
+		snprintf(l->cell[c++], CELL, "TOTAL");
+	else
+		snprintf(l->cell[c++], CELL, "%s (%" PRIu64 ")", r->name, r->nr);
+	snprintf(l->cell[c++], CELL, "%" PRIu64, r->count);
+	snprintf(l->cell[c++], CELL, "%.2f", (double)r->time_ns / 1e6);
+	snprintf(l->cell[c++], CELL, "%.3f",
+		 r->count ? (double)r->time_ns / (double)r->count / 1e6 : 0.0);
+	snprintf(l->cell[c++], CELL, "%" PRIu64, r->retries);
+	if (o->errors)
+		snprintf(l->cell[c++], CELL, "%" PRIu64, r->errors);
+	if (o->percentiles) {
+		/* Without histogram data there are no percentiles to show. */
+		uint64_t in_hist = 0;
+		for (unsigned b = 0; b < KP_HIST_BUCKETS; b++)
+			in_hist += r->hist.bucket[b];
+		const uint64_t v[4] = { r->p50_ns, r->p90_ns, r->p99_ns, r->max_ns };
+		for (int k = 0; k < 4; k++) {
+			if (in_hist || k == 3)
+				snprintf(l->cell[c++], CELL, "%.2f", (double)v[k] / 1e3);
+			else
+				snprintf(l->cell[c++], CELL, "-");
+		}
+	}
+}
+
+static void print_line(FILE *out, const struct line *l, int ncols,
+		       const size_t *w)
+{
+	fprintf(out, "%-*s", (int)w[0], l->cell[0]);
+	for (int c = 1; c < ncols; c++)
+		fprintf(out, "%*s", (int)w[c], l->cell[c]);
+	fputc('\n', out);
+}
+
+static void print_dashes(FILE *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fputc('-', out);
+	fputc('\n', out);
+}
+
+static int print_profile(FILE *out, const struct kp_profile *p,
+			 const struct kp_report_opts *o)
+{
+	const char *titles[MAX_COLS];
+	size_t w[MAX_COLS];
+	int ncols = columns(o, titles, w);
+	size_t nrows = kp_report_rows(p, o);
+	struct line *lines = calloc(nrows + 2, sizeof(*lines));
+	if (!lines)
+		return -ENOMEM;
+
+	for (int c = 0; c < ncols; c++)
+		snprintf(lines[0].cell[c], CELL, "%s", titles[c]);
+	for (size_t i = 0; i < nrows; i++)
+		fill(&lines[i + 1], &p->rows[i], false, o);
+	fill(&lines[nrows + 1], &p->total, true, o);
+	for (size_t i = 0; i < nrows + 2; i++)
+		for (int c = 0; c < ncols; c++) {
+			size_t len = strlen(lines[i].cell[c]) + 1;
+			if (len > w[c])
+				w[c] = len;
+		}
+	size_t width = 0;
+	for (int c = 0; c < ncols; c++)
+		width += w[c];
+
+	print_line(out, &lines[0], ncols, w);
+	print_dashes(out, width);
+	for (size_t i = 0; i < nrows; i++) {
+		print_line(out, &lines[i + 1], ncols, w);
+		if (o->errors && p->rows[i].n_errnos) {
+			char buf[1024];
+			kp_report_errnos(buf, sizeof(buf), &p->rows[i]);
+			fprintf(out, "    errno: %s\n", buf);
+		}
+	}
+	if (nrows < p->n_rows)
+		fprintf(out, "(%zu more syscalls not shown)\n", p->n_rows - nrows);
+	print_dashes(out, width);
+	print_line(out, &lines[nrows + 1], ncols, w);
+	free(lines);
+	return 0;
+}
+
+static void print_exit(FILE *out, const struct kp_stream *s)
+{
+	if (!s->have_exit && s->exec_path) {
+		fprintf(out, "Replaced by exec of %s\n", s->exec_path);
+		return;
+	}
+	if (!s->have_exit) {
+		fprintf(out, "No exit record (still running, or the trace ends early)\n");
+		return;
+	}
+	fprintf(out, "Exit status %" PRId64, s->exit_status);
+	if (s->exit_signal)
+		fprintf(out, ", signal %" PRIu64, s->exit_signal);
+	fprintf(out, "; open at exit: pipe %" PRIu64 ", socket %" PRIu64
+		", file %" PRIu64 ", other %" PRIu64
+		"; pending pipe readers: %" PRIu64 ", writers: %" PRIu64 "\n",
+		s->fds[KP_FD_PIPE], s->fds[KP_FD_SOCKET], s->fds[KP_FD_FILE],
+		s->fds[KP_FD_OTHER], s->pending_pipe_readers,
+		s->pending_pipe_writers);
+}
+
+static int print_section(FILE *out, const struct kp_model *m,
+			 const struct kp_stream *s, const struct kp_thread *t,
+			 const struct kp_report_opts *o)
+{
+	struct kp_profile p;
+	char label[512];
+	int err = kp_report_profile(&p, m, s, t, o);
+	if (err)
+		return err;
+	kp_report_label(label, sizeof(label), s, t);
+	fprintf(out, "--- %s ---\n", label);
+	err = print_profile(out, &p, o);
+	if (!err && !t)
+		print_exit(out, s);
+	fputc('\n', out);
+	kp_profile_free(&p);
+	return err;
+}
+
+int kp_report_table(FILE *out, const struct kp_model *m,
+		    const struct kp_report_opts *o)
+{
+	int err = 0;
+
+	fprintf(out, "=== Syscall Profile ===\n");
+	if (o->by == KP_BY_SYSCALL) {
+		struct kp_profile p;
+		err = kp_report_profile(&p, m, NULL, NULL, o);
+		if (err)
+			return err;
+		err = print_profile(out, &p, o);
+		kp_profile_free(&p);
+	}
+	for (size_t i = 0; !err && o->by != KP_BY_SYSCALL && i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		if (o->by == KP_BY_PROCESS) {
+			err = print_section(out, m, s, NULL, o);
+			continue;
+		}
+		for (size_t t = 0; !err && t < s->n_threads; t++)
+			err = print_section(out, m, s, &s->threads[t], o);
+	}
+	if (err)
+		return err;
+	kp_report_footer(out, m, "");
+	fprintf(out, "=== End Profile ===\n");
+	return 0;
+}

@@ -1,0 +1,586 @@
+/*
+ * Record stream decoder: byte source -> (gzip) -> msgpack_unpacker ->
+ * records. See record_reader.h for the contract.
+ *
+ * msgpack-c allocates an array's or map's element storage from the count
+ * in its header before it has seen the elements, so a corrupt count of
+ * 2^32 would ask for ~100 GB. Every record is therefore first measured by
+ * scan_object(), which walks the bytes without allocating; the unpacker
+ * only runs on a record whose bytes are all buffered, where every count is
+ * bounded by the bytes actually present.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "record_reader.h"
+
+#define READ_CHUNK (64u * 1024)
+#define INFLATE_CHUNK (64u * 1024)
+/* msgpack-c fails beyond MSGPACK_EMBED_STACK_SIZE (32) nested containers. */
+#define SCAN_MAX_DEPTH 24
+
+enum input_mode { MODE_UNKNOWN, MODE_PLAIN, MODE_GZIP };
+
+struct kp_reader {
+	char *source;
+	struct kp_reader_ops ops;
+	enum input_mode mode;
+	uint8_t magic[2];
+	size_t magic_len;
+
+	msgpack_unpacker unpacker;
+	msgpack_unpacked result;
+	uint64_t offset; /* stream bytes of the records delivered so far */
+	uint64_t records;
+
+	z_stream zs;
+	bool zs_ready;
+	bool member_open; /* a gzip member has started and not ended */
+	bool member_done; /* the last member ended; more input = new one */
+	uint64_t compressed_in;
+	unsigned char *inflate_out;
+
+	bool stopped; /* record boundaries lost: ignore the rest */
+	bool damaged;
+};
+
+enum scan_result {
+	SCAN_INCOMPLETE = 0,
+	SCAN_COMPLETE = 1,
+	SCAN_INVALID = -1,
+	SCAN_TOO_DEEP = -2,
+};
+
+static uint64_t be_read(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * Size of the msgpack object at b[0..n): SCAN_COMPLETE and *len, or
+ * SCAN_INCOMPLETE when n bytes do not hold all of it, or an error with
+ * *bad the offset of the offending byte.
+ */
+static int scan_object(const uint8_t *b, size_t n, size_t *len, size_t *bad)
+{
+	uint64_t stack[SCAN_MAX_DEPTH];
+	unsigned depth = 0;
+	uint64_t pending = 1; /* objects still to read at this level */
+	size_t i = 0;
+
+	for (;;) {
+		if (i >= n)
+			return SCAN_INCOMPLETE;
+		uint8_t c = b[i];
+		uint64_t head = 1, body = 0, children = 0;
+		unsigned lenbytes = 0;
+
+		if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 ||
+		    c == 0xc3) {
+			/* fixint, nil, bool */
+		} else if (c <= 0x8f) {
+			children = 2ull * (c & 0x0f);
+		} else if (c <= 0x9f) {
+			children = c & 0x0f;
+		} else if (c <= 0xbf) {
+			body = c & 0x1f;
+		} else {
+			switch (c) {
+			case 0xc1:
+				*bad = i;
+				return SCAN_INVALID;
+			case 0xc4: case 0xd9: lenbytes = 1; break;
+			case 0xc5: case 0xda: lenbytes = 2; break;
+			case 0xc6: case 0xdb: lenbytes = 4; break;
+			case 0xc7: lenbytes = 1; head = 1; break; /* + type */
+			case 0xc8: lenbytes = 2; break;
+			case 0xc9: lenbytes = 4; break;
+			case 0xca: head = 5; break;
+			case 0xcb: head = 9; break;
+			case 0xcc: case 0xd0: head = 2; break;
+			case 0xcd: case 0xd1: head = 3; break;
+			case 0xce: case 0xd2: head = 5; break;
+			case 0xcf: case 0xd3: head = 9; break;
+			case 0xd4: head = 3; break;
+			case 0xd5: head = 4; break;
+			case 0xd6: head = 6; break;
+			case 0xd7: head = 10; break;
+			case 0xd8: head = 18; break;
+			case 0xdc: case 0xde: lenbytes = 2; break;
+			case 0xdd: case 0xdf: lenbytes = 4; break;
+			default:
+				*bad = i;
+				return SCAN_INVALID;
+			}
+			if (lenbytes) {
+				if (n - i < 1 + (size_t)lenbytes)
+					return SCAN_INCOMPLETE;
+				uint64_t count = be_read(b + i + 1, lenbytes);
+				head = 1 + lenbytes;
+				if (c == 0xdc || c == 0xdd)
+					children = count;
+				else if (c == 0xde || c == 0xdf)
+					children = 2 * count;
+				else
+					body = count;
+				if (c >= 0xc7 && c <= 0xc9)
+					head++; /* ext type byte */
+			}
+		}
+		if ((uint64_t)(n - i) < head + body)
+			return SCAN_INCOMPLETE;
+		i += head + body;
+		pending--;
+		if (children) {
+			if (depth == SCAN_MAX_DEPTH) {
+				*bad = i - head - body;
+				return SCAN_TOO_DEEP;
+			}
+			stack[depth++] = pending;
+			pending = children;
+		}
+		while (pending == 0) {
+			if (depth == 0) {
+				*len = i;
+				return SCAN_COMPLETE;
+			}
+			pending = stack[--depth];
+		}
+	}
+}
+
+static void report_damage(struct kp_reader *r, uint64_t offset,
+			  const char *reason)
+{
+	r->damaged = true;
+	if (!r->ops.on_damage)
+		return;
+	struct kp_damage d = {
+		.source = r->source,
+		.offset = offset,
+		.decompressed = r->mode == MODE_GZIP,
+		.reason = reason,
+	};
+	r->ops.on_damage(&d, r->ops.ctx);
+}
+
+static void stop_with_damage(struct kp_reader *r, uint64_t offset,
+			     const char *reason)
+{
+	report_damage(r, offset, reason);
+	r->stopped = true;
+}
+
+static int deliver(struct kp_reader *r, const msgpack_object *o,
+		   uint64_t offset)
+{
+	char type[64];
+
+	if (o->type != MSGPACK_OBJECT_MAP || o->via.map.size == 0) {
+		report_damage(r, offset, "record is not a map");
+		return 0;
+	}
+	const msgpack_object_kv *first = &o->via.map.ptr[0];
+	if (first->key.type != MSGPACK_OBJECT_STR ||
+	    first->key.via.str.size != 4 ||
+	    memcmp(first->key.via.str.ptr, "type", 4) != 0 ||
+	    first->val.type != MSGPACK_OBJECT_STR ||
+	    first->val.via.str.size == 0 ||
+	    first->val.via.str.size >= sizeof(type) ||
+	    memchr(first->val.via.str.ptr, 0, first->val.via.str.size)) {
+		report_damage(r, offset,
+			      "record does not start with a \"type\" string");
+		return 0;
+	}
+	memcpy(type, first->val.via.str.ptr, first->val.via.str.size);
+	type[first->val.via.str.size] = 0;
+	r->records++;
+	if (!r->ops.on_record)
+		return 0;
+	struct kp_record rec = {
+		.source = r->source,
+		.type = type,
+		.map = o,
+		.offset = offset,
+		.decompressed = r->mode == MODE_GZIP,
+	};
+	return r->ops.on_record(&rec, r->ops.ctx);
+}
+
+/* Unpacks and delivers every complete record buffered in the unpacker. */
+static int decode_buffered(struct kp_reader *r)
+{
+	msgpack_unpacker *u = &r->unpacker;
+
+	while (!r->stopped && u->used > u->off) {
+		const uint8_t *start = (const uint8_t *)u->buffer + u->off;
+		size_t avail = u->used - u->off, len = 0, bad = 0;
+		char why[96];
+
+		switch (scan_object(start, avail, &len, &bad)) {
+		case SCAN_INCOMPLETE:
+			if (avail > KP_RECORD_MAX_BYTES)
+				stop_with_damage(r, r->offset,
+						 "record larger than the 16 MiB limit");
+			return 0;
+		case SCAN_INVALID:
+			snprintf(why, sizeof(why),
+				 "invalid msgpack byte 0x%02x at byte %" PRIu64 " in the record",
+				 start[bad], r->offset + bad);
+			stop_with_damage(r, r->offset, why);
+			return 0;
+		case SCAN_TOO_DEEP:
+			stop_with_damage(r, r->offset, "record nested too deeply");
+			return 0;
+		default:
+			break;
+		}
+		msgpack_unpack_return ret = msgpack_unpacker_next(u, &r->result);
+		if (ret != MSGPACK_UNPACK_SUCCESS) {
+			stop_with_damage(r, r->offset,
+					 ret == MSGPACK_UNPACK_NOMEM_ERROR ?
+						 "record too large to unpack" :
+						 "invalid msgpack");
+			return ret == MSGPACK_UNPACK_NOMEM_ERROR ? -ENOMEM : 0;
+		}
+		uint64_t offset = r->offset;
+		r->offset += len;
+		int err = deliver(r, &r->result.data, offset);
+		msgpack_unpacked_destroy(&r->result);
+		msgpack_unpacked_init(&r->result);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int push_plain(struct kp_reader *r, const void *data, size_t len)
+{
+	if (r->stopped || len == 0)
+		return 0;
+	if (!msgpack_unpacker_reserve_buffer(&r->unpacker, len))
+		return -ENOMEM;
+	memcpy(msgpack_unpacker_buffer(&r->unpacker), data, len);
+	msgpack_unpacker_buffer_consumed(&r->unpacker, len);
+	return decode_buffered(r);
+}
+
+static int push_gzip(struct kp_reader *r, const void *data, size_t len)
+{
+	z_stream *zs = &r->zs;
+	bool out_full = false;
+
+	zs->next_in = (Bytef *)data;
+	zs->avail_in = (uInt)len;
+	while (!r->stopped && (zs->avail_in > 0 || out_full)) {
+		if (r->member_done) {
+			if (zs->avail_in == 0)
+				break;
+			/* Concatenated gzip member. */
+			if (inflateReset(zs) != Z_OK)
+				return -EINVAL;
+			r->member_done = false;
+		}
+		r->member_open = true;
+		uInt in_before = zs->avail_in;
+		zs->next_out = r->inflate_out;
+		zs->avail_out = INFLATE_CHUNK;
+		int zr = inflate(zs, Z_NO_FLUSH);
+		size_t produced = INFLATE_CHUNK - zs->avail_out;
+		r->compressed_in += in_before - zs->avail_in;
+		out_full = zs->avail_out == 0;
+		if (zr == Z_MEM_ERROR)
+			return -ENOMEM;
+		if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+			char why[128];
+			snprintf(why, sizeof(why),
+				 "corrupt gzip data (%s) near compressed byte %" PRIu64 ",",
+				 zs->msg ? zs->msg : "inflate failed", r->compressed_in);
+			/* Deliver what inflated cleanly before the damage. */
+			int err = push_plain(r, r->inflate_out, produced);
+			if (err)
+				return err;
+			if (!r->stopped)
+				stop_with_damage(r, r->offset, why);
+			return 0;
+		}
+		int err = push_plain(r, r->inflate_out, produced);
+		if (err)
+			return err;
+		if (zr == Z_STREAM_END) {
+			r->member_done = true;
+			r->member_open = false;
+			out_full = false;
+		} else if (zr == Z_BUF_ERROR && produced == 0 &&
+			   in_before == zs->avail_in) {
+			break; /* needs more input */
+		}
+	}
+	return 0;
+}
+
+static int push_mode(struct kp_reader *r, const void *data, size_t len)
+{
+	return r->mode == MODE_GZIP ? push_gzip(r, data, len) :
+				      push_plain(r, data, len);
+}
+
+/* Decides plain or gzip from the first two bytes, then replays them. */
+static int choose_mode(struct kp_reader *r)
+{
+	if (r->magic_len == 2 && r->magic[0] == 0x1f && r->magic[1] == 0x8b) {
+		r->inflate_out = malloc(INFLATE_CHUNK);
+		if (!r->inflate_out)
+			return -ENOMEM;
+		memset(&r->zs, 0, sizeof(r->zs));
+		if (inflateInit2(&r->zs, 15 + 16) != Z_OK)
+			return -ENOMEM;
+		r->zs_ready = true;
+		r->mode = MODE_GZIP;
+	} else {
+		r->mode = MODE_PLAIN;
+	}
+	return push_mode(r, r->magic, r->magic_len);
+}
+
+int kp_reader_feed(struct kp_reader *r, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	if (r->mode == MODE_UNKNOWN) {
+		while (len > 0 && r->magic_len < 2) {
+			r->magic[r->magic_len++] = *p++;
+			len--;
+			if (r->magic[0] != 0x1f)
+				break;
+		}
+		if (r->magic_len < 2 && r->magic[0] == 0x1f)
+			return 0;
+		int err = choose_mode(r);
+		if (err)
+			return err;
+	}
+	return push_mode(r, p, len);
+}
+
+int kp_reader_finish(struct kp_reader *r)
+{
+	if (r->mode == MODE_UNKNOWN && r->magic_len > 0) {
+		int err = choose_mode(r);
+		if (err)
+			return err;
+	}
+	if (r->stopped)
+		return 0;
+	bool partial = r->unpacker.used > r->unpacker.off;
+	if (partial)
+		stop_with_damage(r, r->offset,
+				 r->member_open ? "truncated record (gzip stream cut short)" :
+						  "truncated record");
+	else if (r->member_open)
+		stop_with_damage(r, r->offset, "gzip stream truncated");
+	return 0;
+}
+
+int kp_reader_new(struct kp_reader **out, const char *source,
+		  const struct kp_reader_ops *ops)
+{
+	struct kp_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->source = strdup(source ? source : "-");
+	if (!r->source)
+		goto fail;
+	if (ops)
+		r->ops = *ops;
+	if (!msgpack_unpacker_init(&r->unpacker,
+				   MSGPACK_UNPACKER_INIT_BUFFER_SIZE))
+		goto fail_source;
+	msgpack_unpacked_init(&r->result);
+	*out = r;
+	return 0;
+fail_source:
+	free(r->source);
+fail:
+	free(r);
+	return -ENOMEM;
+}
+
+void kp_reader_free(struct kp_reader *r)
+{
+	if (!r)
+		return;
+	msgpack_unpacked_destroy(&r->result);
+	msgpack_unpacker_destroy(&r->unpacker);
+	if (r->zs_ready)
+		inflateEnd(&r->zs);
+	free(r->inflate_out);
+	free(r->source);
+	free(r);
+}
+
+bool kp_reader_damaged(const struct kp_reader *r)
+{
+	return r->damaged;
+}
+
+bool kp_reader_is_gzip(const struct kp_reader *r)
+{
+	return r->mode == MODE_GZIP;
+}
+
+uint64_t kp_reader_records(const struct kp_reader *r)
+{
+	return r->records;
+}
+
+int kp_reader_read_fd(struct kp_reader *r, int fd)
+{
+	unsigned char *buf = malloc(READ_CHUNK);
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf, READ_CHUNK);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (n == 0) {
+			err = kp_reader_finish(r);
+			break;
+		}
+		err = kp_reader_feed(r, buf, (size_t)n);
+		if (err)
+			break;
+	}
+	free(buf);
+	return err;
+}
+
+int kp_read_file(const char *path, const struct kp_reader_ops *ops)
+{
+	struct kp_reader *r = NULL;
+	struct stat st;
+	int err;
+
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		goto out_close;
+	}
+	err = kp_reader_new(&r, path, ops);
+	if (err)
+		goto out_close;
+	err = kp_reader_read_fd(r, fd);
+	kp_reader_free(r);
+out_close:
+	close(fd);
+	return err;
+}
+
+const msgpack_object *kp_map_get(const msgpack_object *map, const char *key)
+{
+	if (!map || map->type != MSGPACK_OBJECT_MAP)
+		return NULL;
+	size_t klen = strlen(key);
+	for (uint32_t i = 0; i < map->via.map.size; i++) {
+		const msgpack_object *k = &map->via.map.ptr[i].key;
+		if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == klen &&
+		    memcmp(k->via.str.ptr, key, klen) == 0)
+			return &map->via.map.ptr[i].val;
+	}
+	return NULL;
+}
+
+int kp_obj_uint(const msgpack_object *o, uint64_t *out)
+{
+	if (!o)
+		return -ENOENT;
+	if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return -EINVAL;
+	*out = o->via.u64;
+	return 0;
+}
+
+int kp_obj_int(const msgpack_object *o, int64_t *out)
+{
+	if (!o)
+		return -ENOENT;
+	if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
+		*out = o->via.i64;
+		return 0;
+	}
+	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	    o->via.u64 <= INT64_MAX) {
+		*out = (int64_t)o->via.u64;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int kp_obj_bool(const msgpack_object *o, bool *out)
+{
+	if (!o)
+		return -ENOENT;
+	if (o->type != MSGPACK_OBJECT_BOOLEAN)
+		return -EINVAL;
+	*out = o->via.boolean;
+	return 0;
+}
+
+int kp_obj_strdup(const msgpack_object *o, char **out)
+{
+	if (!o)
+		return -ENOENT;
+	if (o->type != MSGPACK_OBJECT_STR)
+		return -EINVAL;
+	char *s = malloc((size_t)o->via.str.size + 1);
+	if (!s)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < o->via.str.size; i++)
+		s[i] = o->via.str.ptr[i] ? o->via.str.ptr[i] : '?';
+	s[o->via.str.size] = 0;
+	*out = s;
+	return 0;
+}
+
+int kp_get_uint(const msgpack_object *map, const char *key, uint64_t *out)
+{
+	return kp_obj_uint(kp_map_get(map, key), out);
+}
+
+int kp_get_int(const msgpack_object *map, const char *key, int64_t *out)
+{
+	return kp_obj_int(kp_map_get(map, key), out);
+}
+
+int kp_get_bool(const msgpack_object *map, const char *key, bool *out)
+{
+	return kp_obj_bool(kp_map_get(map, key), out);
+}
+
+int kp_get_strdup(const msgpack_object *map, const char *key, char **out)
+{
+	return kp_obj_strdup(kp_map_get(map, key), out);
+}

@@ -1,0 +1,263 @@
+/* Encoder of the kprof record stream; see record_writer.h. */
+#include <errno.h>
+#include <string.h>
+
+#include "histogram.h"
+#include "record_writer.h"
+
+static int writer_drain(struct kp_writer *w)
+{
+	if (w->err)
+		return w->err;
+	if (w->len == 0)
+		return 0;
+	int err = w->sink(w->sink_ctx, w->buf, w->len);
+	if (err) {
+		w->err = err;
+	} else {
+		w->bytes += w->len;
+	}
+	w->len = 0;
+	return err;
+}
+
+static int writer_append(void *data, const char *buf, size_t len)
+{
+	struct kp_writer *w = data;
+	w->encoded += len;
+	if (w->err)
+		return -1;
+	if (len > w->cap - w->len && writer_drain(w))
+		return -1;
+	if (len > w->cap) {
+		int err = w->sink(w->sink_ctx, buf, len);
+		if (err) {
+			w->err = err;
+			return -1;
+		}
+		w->bytes += len;
+		return 0;
+	}
+	memcpy(w->buf + w->len, buf, len);
+	w->len += len;
+	return 0;
+}
+
+void kp_writer_init(struct kp_writer *w, char *buf, size_t cap,
+		    kp_sink_fn sink, void *sink_ctx)
+{
+	memset(w, 0, sizeof(*w));
+	w->buf = buf;
+	w->cap = cap;
+	w->sink = sink;
+	w->sink_ctx = sink_ctx;
+	msgpack_packer_init(&w->pk, w, writer_append);
+}
+
+int kp_writer_flush(struct kp_writer *w)
+{
+	return writer_drain(w);
+}
+
+void kp_writer_discard(struct kp_writer *w)
+{
+	w->len = 0;
+	w->err = 0;
+}
+
+static void put_str(struct kp_writer *w, const char *s)
+{
+	if (!s)
+		s = "";
+	msgpack_pack_str_with_body(&w->pk, s, strlen(s));
+}
+
+static void put_key(struct kp_writer *w, const char *key)
+{
+	put_str(w, key);
+}
+
+static void put_kv_str(struct kp_writer *w, const char *key, const char *v)
+{
+	put_key(w, key);
+	put_str(w, v);
+}
+
+static void put_kv_u64(struct kp_writer *w, const char *key, uint64_t v)
+{
+	put_key(w, key);
+	msgpack_pack_uint64(&w->pk, v);
+}
+
+static void put_kv_bool(struct kp_writer *w, const char *key, bool v)
+{
+	put_key(w, key);
+	if (v)
+		msgpack_pack_true(&w->pk);
+	else
+		msgpack_pack_false(&w->pk);
+}
+
+/* Opens a record map of n_keys keys besides type/pid/stream/time_ns. */
+static void begin_record(struct kp_writer *w, const char *type,
+			 const struct kp_rec_common *c, size_t n_keys)
+{
+	w->records++;
+	msgpack_pack_map(&w->pk, n_keys + 4);
+	put_kv_str(w, "type", type);
+	put_kv_u64(w, "pid", c->pid);
+	put_kv_u64(w, "stream", c->stream);
+	put_kv_u64(w, "time_ns", c->time_ns);
+}
+
+void kp_rec_header(struct kp_writer *w, const struct kp_rec_header *h)
+{
+	begin_record(w, "header", &h->c, h->hook_mode ? 15 : 14);
+	put_kv_u64(w, "version", KP_FORMAT_VERSION);
+	put_kv_str(w, "producer", h->producer);
+	put_kv_u64(w, "ppid", h->ppid);
+	put_kv_str(w, "origin", h->origin);
+	put_kv_u64(w, "parent_stream", h->parent_stream);
+	put_kv_str(w, "exe", h->exe);
+	put_key(w, "argv");
+	msgpack_pack_array(&w->pk, h->argc);
+	for (unsigned i = 0; i < h->argc; i++)
+		put_str(w, h->argv[i]);
+	put_kv_str(w, "host", h->host);
+	put_kv_str(w, "kernel", h->kernel);
+	put_kv_str(w, "arch", h->arch);
+	put_key(w, "clock");
+	msgpack_pack_map(&w->pk, 2);
+	put_kv_u64(w, "monotonic_ns", h->monotonic_ns);
+	put_kv_u64(w, "realtime_ns", h->realtime_ns);
+	if (h->hook_mode)
+		put_kv_str(w, "hook_mode", h->hook_mode);
+	put_kv_str(w, "coverage", h->coverage);
+	put_kv_bool(w, "events", h->events);
+	put_kv_u64(w, "interval_ms", h->interval_ms);
+}
+
+void kp_rec_aggregate_begin(struct kp_writer *w, const struct kp_rec_common *c,
+			    uint64_t thread, uint64_t tid, bool exited,
+			    bool final, unsigned n_syscalls)
+{
+	begin_record(w, "aggregate", c, 5);
+	put_kv_u64(w, "thread", thread);
+	put_kv_u64(w, "tid", tid);
+	put_kv_bool(w, "exited", exited);
+	put_kv_bool(w, "final", final);
+	put_key(w, "syscalls");
+	msgpack_pack_array(&w->pk, n_syscalls);
+}
+
+void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s)
+{
+	msgpack_pack_map(&w->pk, 9);
+	put_kv_u64(w, "nr", s->nr);
+	put_kv_u64(w, "count", s->count);
+	put_kv_u64(w, "time_ns", s->time_ns);
+	put_kv_u64(w, "min_ns", s->min_ns);
+	put_kv_u64(w, "max_ns", s->max_ns);
+	put_kv_u64(w, "retries", s->retries);
+	put_kv_u64(w, "errors", s->errors);
+	put_key(w, "errno");
+	unsigned n = 0;
+	for (unsigned i = 0; i < s->n_errno; i++)
+		n += s->errno_count[i] != 0;
+	msgpack_pack_map(&w->pk, n);
+	for (unsigned i = 0; i < s->n_errno; i++) {
+		if (s->errno_count[i] == 0)
+			continue;
+		msgpack_pack_uint32(&w->pk, s->errno_value[i]);
+		msgpack_pack_uint64(&w->pk, s->errno_count[i]);
+	}
+	put_key(w, "hist");
+	n = 0;
+	for (unsigned b = 0; b < KP_HIST_BUCKETS; b++)
+		n += (s->hist32 ? s->hist32[b] : s->hist64[b]) != 0;
+	msgpack_pack_map(&w->pk, n);
+	for (unsigned b = 0; b < KP_HIST_BUCKETS; b++) {
+		uint64_t v = s->hist32 ? s->hist32[b] : s->hist64[b];
+		if (v == 0)
+			continue;
+		msgpack_pack_uint32(&w->pk, b);
+		msgpack_pack_uint64(&w->pk, v);
+	}
+}
+
+void kp_rec_events_begin(struct kp_writer *w, const struct kp_rec_common *c,
+			 uint64_t tid, unsigned n_events)
+{
+	begin_record(w, "events", c, 2);
+	put_kv_u64(w, "tid", tid);
+	put_key(w, "events");
+	msgpack_pack_array(&w->pk, n_events);
+}
+
+void kp_rec_event(struct kp_writer *w, uint64_t start_ns, uint64_t duration_ns,
+		  uint32_t nr, int64_t ret)
+{
+	msgpack_pack_array(&w->pk, 4);
+	msgpack_pack_uint64(&w->pk, start_ns);
+	msgpack_pack_uint64(&w->pk, duration_ns);
+	msgpack_pack_uint32(&w->pk, nr);
+	msgpack_pack_int64(&w->pk, ret);
+}
+
+void kp_rec_fork(struct kp_writer *w, const struct kp_rec_common *c,
+		 uint64_t child, const char *how)
+{
+	begin_record(w, "fork", c, 2);
+	put_kv_u64(w, "child", child);
+	put_kv_str(w, "how", how);
+}
+
+void kp_rec_exec(struct kp_writer *w, const struct kp_rec_common *c,
+		 const char *path)
+{
+	begin_record(w, "exec", c, 1);
+	put_kv_str(w, "path", path);
+}
+
+void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e)
+{
+	begin_record(w, "exit", &e->c, 5);
+	put_key(w, "status");
+	msgpack_pack_int64(&w->pk, e->status);
+	put_kv_u64(w, "signal", e->signal);
+	put_key(w, "fds");
+	msgpack_pack_map(&w->pk, 4);
+	put_kv_u64(w, "file", e->fds_file);
+	put_kv_u64(w, "pipe", e->fds_pipe);
+	put_kv_u64(w, "socket", e->fds_socket);
+	put_kv_u64(w, "other", e->fds_other);
+	put_kv_u64(w, "pending_pipe_readers", e->pending_pipe_readers);
+	put_kv_u64(w, "pending_pipe_writers", e->pending_pipe_writers);
+}
+
+void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d)
+{
+	begin_record(w, "drop", &d->c, 4);
+	put_kv_u64(w, "records", d->records);
+	put_kv_u64(w, "events", d->events);
+	put_kv_u64(w, "bytes", d->bytes);
+	put_kv_str(w, "reason", d->reason);
+}
+
+/* Added for kbpf-trace: kp_rec_exit's keys plus "detached": true. */
+void kp_rec_exit_detached(struct kp_writer *w, const struct kp_rec_exit *e)
+{
+	begin_record(w, "exit", &e->c, 6);
+	put_key(w, "status");
+	msgpack_pack_int64(&w->pk, e->status);
+	put_kv_u64(w, "signal", e->signal);
+	put_key(w, "fds");
+	msgpack_pack_map(&w->pk, 4);
+	put_kv_u64(w, "file", e->fds_file);
+	put_kv_u64(w, "pipe", e->fds_pipe);
+	put_kv_u64(w, "socket", e->fds_socket);
+	put_kv_u64(w, "other", e->fds_other);
+	put_kv_u64(w, "pending_pipe_readers", e->pending_pipe_readers);
+	put_kv_u64(w, "pending_pipe_writers", e->pending_pipe_writers);
+	put_kv_bool(w, "detached", true);
+}

@@ -1,0 +1,124 @@
+/*
+ * Encoder of the kprof record stream (docs/FORMAT.md), shared by both
+ * producers. It packs with msgpack-c's header-only packer into a caller's
+ * buffer and hands full buffers to a caller's sink, so it never allocates
+ * and never calls libc: the LD_PRELOAD shim uses it from inside hooks.
+ * Errors are sticky: after the first failing sink call nothing more is
+ * written and kp_writer_flush() returns the error.
+ */
+#ifndef KPROF_RECORD_WRITER_H
+#define KPROF_RECORD_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <msgpack/pack.h>
+
+#define KP_FORMAT_VERSION 1
+
+/* Returns 0 or -errno; on error nothing of buf is assumed written. */
+typedef int (*kp_sink_fn)(void *ctx, const char *buf, size_t len);
+
+struct kp_writer {
+	msgpack_packer pk;
+	char *buf;
+	size_t len;
+	size_t cap;
+	kp_sink_fn sink;
+	void *sink_ctx;
+	int err;
+	uint64_t records;	/* records begun since init */
+	uint64_t bytes;		/* bytes handed to the sink successfully */
+	uint64_t encoded;	/* bytes encoded since init, written or not */
+};
+
+/* Keys every record carries. */
+struct kp_rec_common {
+	uint64_t pid;
+	uint64_t stream;
+	uint64_t time_ns;
+};
+
+struct kp_rec_header {
+	struct kp_rec_common c;
+	const char *producer;		/* "preload" or "bpf" */
+	uint64_t ppid;
+	const char *origin;		/* "start", "fork", "exec", "attach" */
+	uint64_t parent_stream;
+	const char *exe;
+	const char *const *argv;
+	unsigned argc;
+	const char *host;
+	const char *kernel;
+	const char *arch;
+	uint64_t monotonic_ns;
+	uint64_t realtime_ns;
+	const char *hook_mode;		/* NULL: key omitted (bpf) */
+	const char *coverage;
+	bool events;
+	uint64_t interval_ms;
+};
+
+/* One entry of an aggregate's `syscalls` array. */
+struct kp_rec_syscall {
+	uint32_t nr;
+	uint64_t count;
+	uint64_t time_ns;
+	uint64_t min_ns;
+	uint64_t max_ns;
+	uint64_t retries;
+	uint64_t errors;
+	unsigned n_errno;
+	const uint32_t *errno_value;	/* n_errno errno values ... */
+	const uint64_t *errno_count;	/* ... and how often each failed */
+	const uint32_t *hist32;		/* KP_HIST_BUCKETS counters, or */
+	const uint64_t *hist64;		/* these (exactly one non-NULL) */
+};
+
+struct kp_rec_exit {
+	struct kp_rec_common c;
+	int64_t status;
+	uint64_t signal;
+	uint64_t fds_file, fds_pipe, fds_socket, fds_other;
+	uint64_t pending_pipe_readers;
+	uint64_t pending_pipe_writers;
+};
+
+struct kp_rec_drop {
+	struct kp_rec_common c;
+	uint64_t records;
+	uint64_t events;
+	uint64_t bytes;
+	const char *reason;
+};
+
+void kp_writer_init(struct kp_writer *w, char *buf, size_t cap,
+		    kp_sink_fn sink, void *sink_ctx);
+/* Hand what is buffered to the sink. Returns 0 or the sticky -errno. */
+int kp_writer_flush(struct kp_writer *w);
+/* Forget what is buffered and the sticky error (after a failed batch). */
+void kp_writer_discard(struct kp_writer *w);
+
+void kp_rec_header(struct kp_writer *w, const struct kp_rec_header *h);
+void kp_rec_aggregate_begin(struct kp_writer *w, const struct kp_rec_common *c,
+			    uint64_t thread, uint64_t tid, bool exited,
+			    bool final, unsigned n_syscalls);
+void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s);
+void kp_rec_events_begin(struct kp_writer *w, const struct kp_rec_common *c,
+			 uint64_t tid, unsigned n_events);
+void kp_rec_event(struct kp_writer *w, uint64_t start_ns, uint64_t duration_ns,
+		  uint32_t nr, int64_t ret);
+void kp_rec_fork(struct kp_writer *w, const struct kp_rec_common *c,
+		 uint64_t child, const char *how);
+void kp_rec_exec(struct kp_writer *w, const struct kp_rec_common *c,
+		 const char *path);
+void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e);
+/*
+ * The `exit` record of a stream that ends because tracing ended while the
+ * process goes on (kbpf-trace detaching): status -1, descriptors and
+ * pending pipe I/O as seen at the end of tracing, plus "detached": true.
+ */
+void kp_rec_exit_detached(struct kp_writer *w, const struct kp_rec_exit *e);
+void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d);
+
+#endif

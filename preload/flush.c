@@ -1,0 +1,414 @@
+/*
+ * Turning the counters into records. One thread at a time flushes (a
+ * trylock: a periodic flush that finds another in progress is skipped);
+ * the flusher encodes every thread block's cumulative aggregate into one
+ * buffer and hands it to the output. Exited threads are written once with
+ * exited=true and their block is recycled. A batch that cannot be written
+ * is counted and reported in a `drop` record once writing works again.
+ */
+#include <fcntl.h>
+#include <string.h>
+
+#include "kprof.h"
+#include "record_writer.h"
+
+#define BATCH_BUF_BYTES (256u << 10)
+
+static int flush_lock;
+static char *batch_buf;
+static struct kp_writer writer;
+
+static struct {
+	uint64_t records;
+	uint64_t events;
+	uint64_t bytes;
+	int err;
+} lost;
+
+static const char *const coverage =
+	"libc exported functions only — futex and other calls made inside "
+	"libc are not seen; use kbpf-trace to see them";
+
+void kp_flush_after_fork(void)
+{
+	flush_lock = 0;
+	memset(&lost, 0, sizeof(lost));
+}
+
+void kp_note_fork(pid_t child, const char *how)
+{
+	uint32_t i = __atomic_fetch_add(&kp_proc.pending_forks, 1, __ATOMIC_ACQ_REL);
+	if (i >= KP_MAX_PENDING_FORKS) {
+		__atomic_fetch_add(&kp_proc.lost_forks, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	kp_proc.pending_fork_how[i] = how;
+	__atomic_store_n(&kp_proc.pending_fork_child[i], (uint32_t)child, __ATOMIC_RELEASE);
+}
+
+static struct kp_rec_common common(void)
+{
+	struct kp_rec_common c = {
+		.pid = kp_proc.pid,
+		.stream = kp_proc.stream,
+		.time_ns = kp_mono_ns(),
+	};
+	return c;
+}
+
+static void write_header(struct kp_writer *w)
+{
+	struct kp_rec_header h = {
+		.c = common(),
+		.producer = "preload",
+		.ppid = kp_proc.ppid,
+		.origin = kp_proc.origin,
+		.parent_stream = kp_proc.parent_stream,
+		.exe = kp_proc.exe,
+		.argv = kp_proc.argv,
+		.argc = kp_proc.argc,
+		.host = kp_proc.host,
+		.kernel = kp_proc.kernel,
+		.arch = kp_host_arch(),
+		.monotonic_ns = kp_proc.start_mono_ns,
+		.realtime_ns = kp_proc.start_real_ns,
+		.hook_mode = "symbols",
+		.coverage = coverage,
+		.events = kp_config.events,
+		.interval_ms = kp_config.interval_ms,
+	};
+	h.c.time_ns = kp_proc.start_mono_ns;
+	kp_rec_header(w, &h);
+}
+
+static void put_slot(struct kp_writer *w, const struct kp_slot *s, uint64_t count,
+		     bool global)
+{
+	struct kp_rec_syscall r = {
+		.nr = s->nr,
+		.count = count,
+		.time_ns = s->time_ns,
+		.min_ns = s->min_ns == UINT64_MAX ? 0 : s->min_ns,
+		.max_ns = s->max_ns,
+		.retries = s->retries,
+		.errors = s->errors,
+		.n_errno = KP_ERRNO_PAIRS + 1,
+		.errno_value = NULL,
+		.errno_count = s->errno_count,
+		.hist32 = s->hist,
+	};
+	uint32_t values[KP_ERRNO_PAIRS + 1];
+	memcpy(values, s->errno_value, sizeof(s->errno_value));
+	values[KP_ERRNO_PAIRS] = 0; /* errno 0: failures beyond the tracked errnos */
+	r.errno_value = values;
+	if (global && r.min_ns == 1 && r.max_ns == 0)
+		r.min_ns = 0;
+	kp_rec_syscall(w, &r);
+}
+
+static void write_thread(struct kp_writer *w, struct kp_thread *t, bool exited,
+			 bool final)
+{
+	uint16_t used[KP_SLOTS];
+	uint64_t counts[KP_SLOTS];
+	unsigned n = 0;
+	uint32_t nslots = __atomic_load_n(&t->nslots, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < nslots && i < KP_SLOTS; i++) {
+		uint64_t c = __atomic_load_n(&t->slots[i].count, __ATOMIC_RELAXED);
+		if (c) {
+			used[n] = (uint16_t)i;
+			counts[n++] = c;
+		}
+	}
+	struct kp_rec_common c = common();
+	uint64_t tid = t->tid ? t->tid : kp_proc.pid;
+	kp_rec_aggregate_begin(w, &c, t->serial, tid, exited, final, n);
+	for (unsigned i = 0; i < n; i++)
+		put_slot(w, &t->slots[used[i]], counts[i], false);
+}
+
+static void write_global(struct kp_writer *w, bool final)
+{
+	uint16_t used[KP_SYSCALL_MAX];
+	uint64_t counts[KP_SYSCALL_MAX];
+	unsigned n = 0;
+	for (unsigned nr = 0; nr < KP_SYSCALL_MAX; nr++) {
+		uint64_t c = __atomic_load_n(&kp_global_slots[nr].count, __ATOMIC_ACQUIRE);
+		if (c) {
+			used[n] = (uint16_t)nr;
+			counts[n++] = c;
+		}
+	}
+	if (!n)
+		return;
+	struct kp_rec_common c = common();
+	kp_rec_aggregate_begin(w, &c, 0, 0, false, final, n);
+	for (unsigned i = 0; i < n; i++) {
+		kp_global_slots[used[i]].nr = used[i];
+		put_slot(w, &kp_global_slots[used[i]], counts[i], true);
+	}
+}
+
+static void write_events(struct kp_writer *w, struct kp_thread *t)
+{
+	struct kp_ring *r = t->ring;
+	if (!r)
+		return;
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->tail;
+	lost.events += __atomic_exchange_n(&r->dropped, 0, __ATOMIC_RELAXED);
+	if (head == tail)
+		return;
+	struct kp_rec_common c = common();
+	kp_rec_events_begin(w, &c, t->tid ? t->tid : kp_proc.pid, (unsigned)(head - tail));
+	for (uint64_t i = tail; i < head; i++) {
+		const struct kp_event *e = &r->ev[i % KP_RING_EVENTS];
+		kp_rec_event(w, e->start_ns, e->duration_ns, e->nr, e->ret);
+	}
+	__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
+}
+
+static void write_forks(struct kp_writer *w)
+{
+	uint32_t n = __atomic_load_n(&kp_proc.pending_forks, __ATOMIC_ACQUIRE);
+	if (n > KP_MAX_PENDING_FORKS)
+		n = KP_MAX_PENDING_FORKS;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t child = __atomic_load_n(&kp_proc.pending_fork_child[i], __ATOMIC_ACQUIRE);
+		if (!child)
+			continue; /* still being noted by another thread: next time */
+		struct kp_rec_common c = common();
+		kp_rec_fork(w, &c, child, kp_proc.pending_fork_how[i]);
+		kp_proc.pending_fork_child[i] = 0;
+	}
+	/* Nothing pending and no note in progress: start the array over. */
+	uint32_t expect = n;
+	bool all_done = true;
+	for (uint32_t i = 0; i < n; i++)
+		all_done &= kp_proc.pending_fork_child[i] == 0;
+	if (all_done)
+		__atomic_compare_exchange_n(&kp_proc.pending_forks, &expect, 0, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	uint32_t lf = __atomic_exchange_n(&kp_proc.lost_forks, 0, __ATOMIC_RELAXED);
+	lost.records += lf;
+}
+
+static bool is_pipe(long fd)
+{
+	struct stat st;
+	return fd >= 0 && kp_raw(SYS_fstat, fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+static bool is_read_nr(unsigned nr)
+{
+	return nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 ||
+	       nr == SYS_preadv || nr == SYS_preadv2;
+}
+
+static bool is_write_nr(unsigned nr)
+{
+	return nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 ||
+	       nr == SYS_pwritev || nr == SYS_pwritev2;
+}
+
+/* Descriptors open at exit, by kind, from /proc/self/fd (ours excluded). */
+static void count_fds(struct kp_rec_exit *e)
+{
+	long dfd = kp_raw(SYS_openat, AT_FDCWD, "/proc/self/fd",
+			  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	char buf[4096];
+	for (;;) {
+		long n = kp_raw(SYS_getdents64, dfd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			if (d->d_name[0] < '0' || d->d_name[0] > '9')
+				continue;
+			long fd = 0;
+			for (const char *p = d->d_name; *p; p++)
+				fd = fd * 10 + (*p - '0');
+			if (fd == dfd || kp_output_is_ours((int)fd))
+				continue;
+			char link[256];
+			long len = kp_raw(SYS_readlinkat, dfd, d->d_name, link, sizeof(link) - 1);
+			if (len < 0)
+				continue;
+			link[len] = 0;
+			if (strncmp(link, "pipe:[", 6) == 0)
+				e->fds_pipe++;
+			else if (strncmp(link, "socket:[", 8) == 0)
+				e->fds_socket++;
+			else if (link[0] == '/')
+				e->fds_file++;
+			else
+				e->fds_other++;
+		}
+	}
+	kp_raw(SYS_close, dfd);
+}
+
+static void write_exit(struct kp_writer *w, int64_t status)
+{
+	struct kp_rec_exit e = { .c = common(), .status = status };
+	count_fds(&e);
+	for (struct kp_thread *t = kp_threads_first(); t; t = t->next) {
+		if (t == kp_self || __atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != KP_BLOCK_LIVE)
+			continue;
+		uint32_t cur = t->cur_nr;
+		long fd = t->cur_fd;
+		if (!cur)
+			continue;
+		if (is_read_nr(cur - 1) && is_pipe(fd))
+			e.pending_pipe_readers++;
+		else if (is_write_nr(cur - 1) && is_pipe(fd))
+			e.pending_pipe_writers++;
+	}
+	kp_rec_exit(w, &e);
+}
+
+static const char *errno_text(int err)
+{
+	switch (err) {
+	case ENOSPC: return "write failed: No space left on device";
+	case EDQUOT: return "write failed: Disk quota exceeded";
+	case EIO: return "write failed: Input/output error";
+	case EPIPE: return "write failed: Broken pipe";
+	case EBADF: return "write failed: trace descriptor lost";
+	case EFBIG: return "write failed: File too large";
+	case ENOMEM: return "out of memory";
+	case EACCES: return "cannot open trace file: Permission denied";
+	case ENOENT: return "cannot open trace file: No such file or directory";
+	case EEXIST: return "cannot open trace file: File exists";
+	default: return "write failed";
+	}
+}
+
+static void do_flush(enum kp_flush_kind kind, const char *exec_path)
+{
+	bool final = kind != KP_FLUSH_PERIODIC;
+	if (!kp_proc.pid)
+		kp_read_pids(&kp_proc.pid, &kp_proc.ppid);
+	if (!batch_buf) {
+		long p = kp_raw(SYS_mmap, 0, BATCH_BUF_BYTES, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p < 0 && p > -4096)
+			return;
+		batch_buf = (char *)p;
+	}
+	struct kp_writer *w = &writer;
+	kp_writer_init(w, batch_buf, BATCH_BUF_BYTES, kp_output_write, NULL);
+	int err = kp_output_begin_batch();
+	if (err) {
+		/* count what this batch would have held; nothing recycled */
+		lost.err = err;
+		lost.records++;
+		return;
+	}
+	if (!kp_proc.header_written)
+		write_header(w);
+	if (lost.records || lost.events || lost.bytes) {
+		struct kp_rec_drop d = {
+			.c = common(),
+			.records = lost.records,
+			.events = lost.events,
+			.bytes = lost.bytes,
+			.reason = errno_text(-lost.err),
+		};
+		kp_rec_drop(w, &d);
+	}
+	write_forks(w);
+	struct kp_thread *recycle[64];
+	unsigned n_recycle = 0;
+	for (struct kp_thread *t = kp_threads_first(); t; t = t->next) {
+		uint32_t state = __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
+		if (state != KP_BLOCK_LIVE && state != KP_BLOCK_EXITED)
+			continue;
+		write_events(w, t);
+		write_thread(w, t, state == KP_BLOCK_EXITED, final);
+		if (state == KP_BLOCK_EXITED && n_recycle < 64)
+			recycle[n_recycle++] = t;
+	}
+	write_global(w, final);
+	if (kind == KP_FLUSH_EXIT)
+		write_exit(w, kp_proc.exit_status);
+	else if (kind == KP_FLUSH_EXEC) {
+		struct kp_rec_common c = common();
+		kp_rec_exec(w, &c, exec_path ? exec_path : "");
+	}
+	err = kp_writer_flush(w);
+	if (!err)
+		err = kp_output_end_batch(final);
+	if (err) {
+		kp_output_abort_batch();
+		lost.records += w->records;
+		lost.bytes += w->encoded;
+		lost.err = err;
+	} else {
+		kp_proc.header_written = true;
+		lost.records = lost.events = lost.bytes = 0;
+	}
+	for (unsigned i = 0; i < n_recycle; i++)
+		kp_thread_recycle(recycle[i]);
+}
+
+static bool lock_flush(bool wait)
+{
+	for (unsigned spins = 0;; spins++) {
+		int expect = 0;
+		if (__atomic_compare_exchange_n(&flush_lock, &expect, 1, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return true;
+		if (!wait || spins > 20000)
+			return false;
+		struct timespec ts = { 0, 50000 };
+		kp_raw(SYS_nanosleep, &ts, NULL);
+	}
+}
+
+void kp_flush(enum kp_flush_kind kind, const char *exec_path)
+{
+	if (kp_state != KP_ACTIVE ||
+	    (kp_tls_flags & (KP_TLS_FLUSHING | KP_TLS_VFORK_CHILD | KP_TLS_IN_INIT)))
+		return;
+	if (!lock_flush(kind != KP_FLUSH_PERIODIC))
+		return;
+	kp_tls_flags |= KP_TLS_FLUSHING;
+	int saved_errno = errno;
+	kp_reset_deadline();
+	do_flush(kind, exec_path);
+	errno = saved_errno;
+	kp_tls_flags &= ~KP_TLS_FLUSHING;
+	__atomic_store_n(&flush_lock, 0, __ATOMIC_RELEASE);
+}
+
+bool kp_flush_lock_wait(void)
+{
+	if (kp_tls_flags & KP_TLS_FLUSHING)
+		return false;
+	return lock_flush(true);
+}
+
+void kp_flush_unlock(void)
+{
+	__atomic_store_n(&flush_lock, 0, __ATOMIC_RELEASE);
+}
+
+void kp_flush_periodic(void)
+{
+	kp_flush(KP_FLUSH_PERIODIC, NULL);
+}
+
+void kp_finish(int64_t status, bool have_status)
+{
+	if (kp_state != KP_ACTIVE || kp_proc.final_done ||
+	    (kp_tls_flags & KP_TLS_VFORK_CHILD))
+		return;
+	kp_proc.final_done = true;
+	kp_proc.exit_status = have_status ? status : -1;
+	kp_account_untimed(SYS_exit_group, false, 0, true);
+	kp_flush(KP_FLUSH_EXIT, NULL);
+}

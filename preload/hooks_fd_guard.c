@@ -1,0 +1,171 @@
+/*
+ * Hooks that could take the trace descriptor from us: close, close_range,
+ * closefrom, dup2, dup3. A program that closes "every descriptor" keeps
+ * working and its trace stays complete: closing ours reports success
+ * without closing it, ranges are split around it, and a dup2 onto its
+ * number first moves ours elsewhere. In a vfork child the descriptor table
+ * is the child's own, so everything passes through there.
+ */
+#include <unistd.h>
+
+#include "kprof.h"
+
+static bool guarding(void)
+{
+	return kp_state == KP_ACTIVE && !(kp_tls_flags & KP_TLS_VFORK_CHILD) &&
+	       kp_output_fd() >= 0;
+}
+
+static void need_real(void **p)
+{
+	if (unlikely(!*p))
+		kp_ensure_init();
+}
+
+/* Calls real close_range and accounts it; -1/errno like the function. */
+static int close_range_counted(unsigned first, unsigned last, int flags)
+{
+	struct kp_call c;
+	if (!kp_real.close_range) {
+		long r = kp_raw(SYS_close_range, first, last, flags);
+		if (r < 0) {
+			errno = (int)-r;
+			return -1;
+		}
+		return 0;
+	}
+	if (!kp_call_begin(&c, SYS_close_range, first))
+		return kp_real.close_range(first, last, flags);
+	int r = kp_real.close_range(first, last, flags);
+	int e = errno;
+	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	errno = e;
+	return r;
+}
+
+KP_EXPORT int close(int fd)
+{
+	need_real((void **)&kp_real.close);
+	if (guarding() && kp_output_is_ours(fd))
+		return 0;
+	kp_output_forget_stale(fd);
+	if (!kp_real.close) {
+		long r = kp_raw(SYS_close, fd);
+		if (r < 0) {
+			errno = (int)-r;
+			return -1;
+		}
+		return 0;
+	}
+	struct kp_call c;
+	if (!kp_call_begin(&c, SYS_close, fd))
+		return kp_real.close(fd);
+	int r = kp_real.close(fd);
+	int e = errno;
+	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	errno = e;
+	return r;
+}
+
+KP_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	need_real((void **)&kp_real.close_range);
+	int ours = kp_output_fd();
+	if (!guarding() || (unsigned)ours < first || (unsigned)ours > last)
+		return close_range_counted(first, last, flags);
+	int r = 0, e = 0;
+	if ((unsigned)ours > first && close_range_counted(first, (unsigned)ours - 1, flags)) {
+		r = -1;
+		e = errno;
+	}
+	if ((unsigned)ours < last && close_range_counted((unsigned)ours + 1, last, flags) &&
+	    r == 0) {
+		r = -1;
+		e = errno;
+	}
+	if (r)
+		errno = e;
+	return r;
+}
+
+KP_EXPORT void closefrom(int lowfd)
+{
+	need_real((void **)&kp_real.closefrom);
+	int ours = kp_output_fd();
+	if (lowfd < 0)
+		lowfd = 0;
+	if (guarding() && ours >= lowfd) {
+		int e = errno;
+		if (ours > lowfd)
+			close_range_counted((unsigned)lowfd, (unsigned)ours - 1, 0);
+		close_range_counted((unsigned)ours + 1, ~0U, 0);
+		errno = e;
+		return;
+	}
+	if (!kp_real.closefrom) {
+		kp_raw(SYS_close_range, lowfd, ~0U, 0);
+		return;
+	}
+	struct kp_call c;
+	if (!kp_call_begin(&c, SYS_close_range, lowfd)) {
+		kp_real.closefrom(lowfd);
+		return;
+	}
+	int e = errno;
+	kp_real.closefrom(lowfd);
+	kp_call_end(&c, false, 0, 0);
+	errno = e;
+}
+
+static void protect(int newfd)
+{
+	if (guarding() && kp_output_is_ours(newfd))
+		kp_output_move_away();
+	kp_output_forget_stale(newfd);
+}
+
+KP_EXPORT int dup2(int oldfd, int newfd)
+{
+	need_real((void **)&kp_real.dup2);
+	if (oldfd != newfd)
+		protect(newfd);
+	if (!kp_real.dup2) {
+		long r = kp_raw(SYS_dup2, oldfd, newfd);
+		if (r < 0) {
+			errno = (int)-r;
+			return -1;
+		}
+		return (int)r;
+	}
+	struct kp_call c;
+	if (!kp_call_begin(&c, SYS_dup2, oldfd))
+		return kp_real.dup2(oldfd, newfd);
+	int r = kp_real.dup2(oldfd, newfd);
+	int e = errno;
+	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	errno = e;
+	return r;
+}
+
+KP_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	need_real((void **)&kp_real.dup3);
+	if (oldfd != newfd)
+		protect(newfd);
+	if (!kp_real.dup3) {
+		long r = kp_raw(SYS_dup3, oldfd, newfd, flags);
+		if (r < 0) {
+			errno = (int)-r;
+			return -1;
+		}
+		return (int)r;
+	}
+	struct kp_call c;
+	if (!kp_call_begin(&c, SYS_dup3, oldfd))
+		return kp_real.dup3(oldfd, newfd, flags);
+	int r = kp_real.dup3(oldfd, newfd, flags);
+	int e = errno;
+	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	errno = e;
+	return r;
+}

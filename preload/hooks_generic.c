@@ -1,0 +1,78 @@
+/*
+ * The generic hooks, generated from hooks.def: time the real call, account
+ * it under the syscall the kernel receives, hand errno and the result back
+ * unchanged.
+ */
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/sendfile.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "kprof.h"
+
+/* First argument as a long (the fd of read/write), 0 for no arguments. */
+#define KP_ARG0(...) KP_ARG0_(dummy, ##__VA_ARGS__, 0)
+#define KP_ARG0_(dummy, a, ...) ((long)(a))
+
+#define KP_FAILED_RES_INT(r) ((long)(r) == -1)
+#define KP_FAILED_RES_PTR(r) ((void *)(r) == MAP_FAILED || (void *)(r) == NULL)
+#define KP_FAILED_RES_ERRNO(r) ((long)(r) != 0)
+#define KP_FAILED_RES_NONE(r) ((void)(r), 0)
+
+#define KP_ERR_RES_INT(r, e) (e)
+#define KP_ERR_RES_PTR(r, e) (e)
+#define KP_ERR_RES_ERRNO(r, e) ((int)(long)(r))
+#define KP_ERR_RES_NONE(r, e) 0
+
+#define KP_KRET_RES_INT(r) ((int64_t)(long)(r))
+#define KP_KRET_RES_PTR(r) ((int64_t)(intptr_t)(r))
+#define KP_KRET_RES_ERRNO(r) ((int64_t)0)
+#define KP_KRET_RES_NONE(r) ((int64_t)(r))
+
+#define KP_FAIL_VALUE_RES_INT -1
+#define KP_FAIL_VALUE_RES_PTR MAP_FAILED
+#define KP_FAIL_VALUE_RES_ERRNO ENOSYS
+#define KP_FAIL_VALUE_RES_NONE 0
+
+/* Called only while this thread resolves the real functions. */
+#define KP_PASS_RAW(rtype, nr, args, kind, raw)                                \
+	do {                                                                   \
+		if (raw) {                                                     \
+			long kp_rr_ = kp_raw(nr, KP_UNPAREN args);                 \
+			if (kp_rr_ < 0 && kp_rr_ > -4096) {                            \
+				errno = (int)-kp_rr_;                              \
+				return (rtype)KP_FAIL_VALUE_##kind;            \
+			}                                                      \
+			return (rtype)kp_rr_;                                      \
+		}                                                              \
+		errno = ENOSYS;                                                \
+		return (rtype)KP_FAIL_VALUE_##kind;                            \
+	} while (0)
+#define KP_UNPAREN(...) __VA_ARGS__
+
+#define KP_HOOK(rtype, name, nr, params, args, kind, raw)                      \
+	KP_EXPORT rtype name params                                            \
+	{                                                                      \
+		struct kp_call kp_c_;                                           \
+		if (unlikely(!kp_real.name)) {                                 \
+			kp_ensure_init();                                      \
+			if (!kp_real.name)                                     \
+				KP_PASS_RAW(rtype, nr, args, kind, raw);       \
+		}                                                              \
+		if (unlikely(!kp_call_begin(&kp_c_, nr, KP_ARG0 args)))            \
+			return kp_real.name args;                              \
+		rtype kp_r_ = kp_real.name args;                               \
+		int kp_e_ = errno;                                             \
+		bool kp_failed_ = KP_FAILED_##kind(kp_r_);                     \
+		int kp_err_ = kp_failed_ ? KP_ERR_##kind(kp_r_, kp_e_) : 0;    \
+		kp_call_end(&kp_c_, kp_failed_, kp_err_,                           \
+			    kp_failed_ ? -(int64_t)kp_err_ : KP_KRET_##kind(kp_r_)); \
+		errno = kp_e_;                                                 \
+		return kp_r_;                                                  \
+	}
+#define KP_HAND(rtype, name, nr, params)
+#include "hooks.def"
+#undef KP_HOOK
+#undef KP_HAND

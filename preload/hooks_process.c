@@ -1,0 +1,369 @@
+/*
+ * Process lifecycle hooks: fork, the C halves of the vfork hook (vfork.S),
+ * posix_spawn, the exec family (final aggregates first, then the exec
+ * record; the new image learns the old stream through KPROF_EXEC_STREAM,
+ * which its init removes from the environment again), the exit paths (final
+ * flush with the status) and __libc_start_main (main's return value is the
+ * exit status).
+ */
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kprof.h"
+
+extern char **environ;
+
+static bool tracing(void)
+{
+	return kp_state == KP_ACTIVE && !(kp_tls_flags & KP_TLS_VFORK_CHILD);
+}
+
+static void need_real(void *p)
+{
+	if (unlikely(!p))
+		kp_ensure_init();
+}
+
+KP_EXPORT pid_t fork(void)
+{
+	need_real(kp_real.fork);
+	if (!kp_real.fork) {
+		errno = ENOSYS;
+		return -1;
+	}
+	struct kp_call c;
+	if (!kp_call_begin(&c, SYS_clone, 0))
+		return kp_real.fork();
+	pid_t r = kp_real.fork();
+	if (r == 0) {
+		/* the child: its new stream starts empty (atfork handler) */
+		kp_call_abandon(&c);
+		return 0;
+	}
+	int e = errno;
+	if (r > 0)
+		kp_note_fork(r, "fork");
+	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	errno = e;
+	return r;
+}
+
+/* ---- vfork: see vfork.S. TLS is shared with the child until it execs. ---- */
+
+static __thread struct kp_thread *vfork_saved_self;
+static __thread uint64_t vfork_t0;
+static __thread bool vfork_counted;
+
+__attribute__((used)) void kp_vfork_enter(void)
+{
+	int e = errno;
+	vfork_counted = false;
+	if (!(kp_tls_flags & KP_TLS_VFORK_CHILD)) {
+		kp_ensure_init();
+		if (kp_state == KP_ACTIVE && !(kp_tls_flags & KP_TLS_IN_INIT)) {
+			if (!kp_self && !(kp_tls_flags & (KP_TLS_EXITING | KP_TLS_ATTACHING)))
+				kp_thread_attach();
+			vfork_counted = true;
+		}
+	}
+	vfork_saved_self = kp_self;
+	kp_self = NULL;
+	kp_tls_flags |= KP_TLS_VFORK_CHILD;
+	errno = e;
+	vfork_t0 = kp_ticks();
+}
+
+/* In the parent only, with the raw syscall's result. */
+__attribute__((used)) long kp_vfork_leave(long ret)
+{
+	uint64_t t0 = vfork_t0;
+	kp_self = vfork_saved_self;
+	kp_tls_flags &= ~KP_TLS_VFORK_CHILD;
+	int err = ret < 0 ? (int)-ret : 0;
+	if (vfork_counted) {
+		struct kp_call c = { .t = kp_self, .t0 = t0, .nr = SYS_vfork };
+		if (c.t) {
+			c.prev_nr = c.t->cur_nr;
+			c.prev_fd = c.t->cur_fd;
+		}
+		if (ret > 0)
+			kp_note_fork((pid_t)ret, "vfork");
+		kp_call_end(&c, ret < 0, err, ret);
+	}
+	if (ret < 0) {
+		errno = err;
+		return -1;
+	}
+	return ret;
+}
+
+/* ---- posix_spawn: the kernel sees clone3 (CLONE_VM|CLONE_VFORK) ---- */
+
+#define SPAWN_HOOK(name)                                                       \
+	KP_EXPORT int name(pid_t *restrict pid, const char *restrict path,     \
+			   const posix_spawn_file_actions_t *fa,               \
+			   const posix_spawnattr_t *restrict attr,             \
+			   char *const argv[restrict], char *const envp[restrict]) \
+	{                                                                      \
+		need_real(kp_real.name);                                       \
+		if (!kp_real.name)                                             \
+			return ENOSYS;                                         \
+		pid_t child = 0;                                               \
+		struct kp_call c;                                              \
+		if (!kp_call_begin(&c, SYS_clone3, 0))                         \
+			return kp_real.name(pid, path, fa, attr, argv, envp);  \
+		int r = kp_real.name(&child, path, fa, attr, argv, envp);      \
+		int e = errno;                                                 \
+		if (pid && r == 0)                                             \
+			*pid = child;                                          \
+		if (r == 0 && child > 0)                                       \
+			kp_note_fork(child, #name);                            \
+		kp_call_end(&c, r != 0, r, r ? -r : child);                    \
+		errno = e;                                                     \
+		return r;                                                      \
+	}
+SPAWN_HOOK(posix_spawn)
+SPAWN_HOOK(posix_spawnp)
+
+/* ---- exec family ---- */
+
+#define MAX_ENV_COPY 4096
+
+/*
+ * envp plus KPROF_EXEC_STREAM=<pid>:<stream>, built in the caller's array
+ * of cap entries; returns envp itself when it does not fit.
+ */
+static char *const *env_with_marker(char *const envp[], char **arr, size_t cap,
+				    char *marker, size_t marker_cap)
+{
+	size_t n = 0, out = 0;
+	if (envp)
+		while (envp[n])
+			n++;
+	if (n + 2 > cap)
+		return envp;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(envp[i], "KPROF_EXEC_STREAM=", 18) != 0)
+			arr[out++] = envp[i];
+	char tmp[48];
+	int pos = 0;
+	const char *prefix = "KPROF_EXEC_STREAM=";
+	size_t len = strlen(prefix);
+	memcpy(marker, prefix, len);
+	uint64_t vals[2] = { kp_proc.pid, kp_proc.stream };
+	for (int k = 0; k < 2; k++) {
+		uint64_t v = vals[k];
+		pos = 47;
+		tmp[pos] = 0;
+		do {
+			tmp[--pos] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		size_t m = strlen(tmp + pos);
+		if (len + m + 2 > marker_cap)
+			return envp;
+		memcpy(marker + len, tmp + pos, m);
+		len += m;
+		if (k == 0)
+			marker[len++] = ':';
+	}
+	marker[len] = 0;
+	arr[out++] = marker;
+	arr[out] = NULL;
+	return arr;
+}
+
+static void before_exec(unsigned nr, const char *path)
+{
+	kp_account_untimed(nr, false, 0, true);
+	kp_flush(KP_FLUSH_EXEC, path);
+}
+
+static int exec_failed(unsigned nr, int e)
+{
+	/* counted before the call: add the failure only */
+	kp_account_untimed(nr, true, e, false);
+	errno = e;
+	return -1;
+}
+
+#define EXEC_PROLOGUE(real, envp_in)                                           \
+	need_real(kp_real.real);                                               \
+	if (!kp_real.real) {                                                   \
+		errno = ENOSYS;                                                \
+		return -1;                                                     \
+	}                                                                      \
+	char *env_arr[tracing() ? MAX_ENV_COPY : 1];                           \
+	char marker[64];                                                       \
+	char *const *env = (envp_in);                                          \
+	bool traced = tracing();
+
+/* Final flush first: it also learns the pid the marker carries. */
+#define EXEC_PREPARE(nr, path, envp_in)                                        \
+	before_exec(nr, path);                                                 \
+	env = env_with_marker((envp_in), env_arr, sizeof(env_arr) / sizeof(env_arr[0]), \
+			      marker, sizeof(marker));
+
+KP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	EXEC_PROLOGUE(execve, envp)
+	if (!traced)
+		return kp_real.execve(path, argv, envp);
+	EXEC_PREPARE(SYS_execve, path, envp)
+	kp_real.execve(path, argv, env);
+	return exec_failed(SYS_execve, errno);
+}
+
+KP_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
+		       char *const envp[], int flags)
+{
+	EXEC_PROLOGUE(execveat, envp)
+	if (!traced)
+		return kp_real.execveat(dirfd, path, argv, envp, flags);
+	EXEC_PREPARE(SYS_execveat, path, envp)
+	kp_real.execveat(dirfd, path, argv, env, flags);
+	return exec_failed(SYS_execveat, errno);
+}
+
+KP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	EXEC_PROLOGUE(fexecve, envp)
+	if (!traced)
+		return kp_real.fexecve(fd, argv, envp);
+	EXEC_PREPARE(SYS_execveat, "(descriptor)", envp)
+	kp_real.fexecve(fd, argv, env);
+	return exec_failed(SYS_execveat, errno);
+}
+
+KP_EXPORT int execv(const char *path, char *const argv[])
+{
+	EXEC_PROLOGUE(execve, environ)
+	if (!traced)
+		return kp_real.execv(path, argv);
+	EXEC_PREPARE(SYS_execve, path, environ)
+	kp_real.execve(path, argv, env);
+	return exec_failed(SYS_execve, errno);
+}
+
+KP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	EXEC_PROLOGUE(execvpe, envp)
+	if (!traced)
+		return kp_real.execvpe(file, argv, envp);
+	EXEC_PREPARE(SYS_execve, file, envp)
+	kp_real.execvpe(file, argv, env);
+	return exec_failed(SYS_execve, errno);
+}
+
+KP_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+#define MAX_EXECL_ARGS 4096
+
+/* Collects the NULL-terminated variadic arguments; NULL when too many. */
+#define COLLECT_ARGS(argv, arg, ap)                                            \
+	size_t argc_ = 0;                                                      \
+	argv[argc_++] = (char *)(arg);                                         \
+	while (argv[argc_ - 1] && argc_ < MAX_EXECL_ARGS)                      \
+		argv[argc_++] = va_arg(ap, char *);                            \
+	if (argv[argc_ - 1]) {                                                 \
+		va_end(ap);                                                    \
+		errno = E2BIG;                                                 \
+		return -1;                                                     \
+	}
+
+KP_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	char *argv[MAX_EXECL_ARGS];
+	va_list ap;
+	va_start(ap, arg);
+	COLLECT_ARGS(argv, arg, ap)
+	va_end(ap);
+	return execve(path, argv, environ);
+}
+
+KP_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	char *argv[MAX_EXECL_ARGS];
+	va_list ap;
+	va_start(ap, arg);
+	COLLECT_ARGS(argv, arg, ap)
+	va_end(ap);
+	return execvpe(file, argv, environ);
+}
+
+KP_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char *argv[MAX_EXECL_ARGS];
+	va_list ap;
+	va_start(ap, arg);
+	COLLECT_ARGS(argv, arg, ap)
+	char *const *envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, argv, envp);
+}
+
+/* ---- exit paths ---- */
+
+static void note_status(int status)
+{
+	if (kp_tls_flags & KP_TLS_VFORK_CHILD)
+		return;
+	kp_proc.exit_status = status;
+	kp_proc.have_exit_status = true;
+}
+
+/* exit() runs the destructors, and ours makes the final flush. */
+KP_EXPORT void exit(int status)
+{
+	need_real(kp_real.exit);
+	note_status(status);
+	if (kp_real.exit)
+		kp_real.exit(status);
+	kp_raw(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+KP_EXPORT void _exit(int status)
+{
+	need_real(kp_real._exit);
+	note_status(status);
+	if (tracing())
+		kp_finish(status, true);
+	if (kp_real._exit)
+		kp_real._exit(status);
+	kp_raw(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+KP_EXPORT void _Exit(int status)
+{
+	_exit(status);
+}
+
+static int (*real_main)(int, char **, char **);
+
+static int main_wrapper(int argc, char **argv, char **envp)
+{
+	int r = real_main(argc, argv, envp);
+	note_status(r);
+	return r;
+}
+
+KP_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
+				char **argv, void (*init)(void), void (*fini)(void),
+				void (*rtld_fini)(void), void *stack_end)
+{
+	kp_ensure_init();
+	if (!kp_real.__libc_start_main) {
+		kp_write_stderr("kprof: __libc_start_main not found\n");
+		kp_raw(SYS_exit_group, 127);
+		__builtin_unreachable();
+	}
+	real_main = main;
+	return kp_real.__libc_start_main(main_wrapper, argc, argv, init, fini,
+					 rtld_fini, stack_end);
+}

@@ -1,0 +1,242 @@
+/*
+ * Hand-written hooks for the variadic functions: open and friends (mode only
+ * with O_CREAT/O_TMPFILE), fcntl, ioctl, prctl, mremap, clone and syscall()
+ * itself, which is accounted under its first argument so that the futex,
+ * statx, close or gettid calls a runtime (libuv) makes through it are seen.
+ */
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "kprof.h"
+
+static long finish_int(struct kp_call *c, long r)
+{
+	int e = errno;
+	kp_call_end(c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	errno = e;
+	return r;
+}
+
+static long raw_result(long r)
+{
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+static bool needs_mode(int flags)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+#define OPEN_HOOK(name, dirfd_param, dirfd_arg)                                \
+	KP_EXPORT int name(dirfd_param const char *path, int flags, ...)       \
+	{                                                                      \
+		mode_t mode = 0;                                               \
+		if (needs_mode(flags)) {                                       \
+			va_list ap;                                            \
+			va_start(ap, flags);                                   \
+			mode = (mode_t)va_arg(ap, int);                        \
+			va_end(ap);                                            \
+		}                                                              \
+		if (unlikely(!kp_real.name)) {                                 \
+			kp_ensure_init();                                      \
+			if (!kp_real.name)                                     \
+				return (int)raw_result(kp_raw(SYS_openat,      \
+					dirfd_arg, path, flags, mode));        \
+		}                                                              \
+		struct kp_call c;                                              \
+		if (!kp_call_begin(&c, SYS_openat, (long)(uintptr_t)path))     \
+			return kp_real.name(KP_DIRFD_##name path, flags, mode); \
+		return (int)finish_int(&c, kp_real.name(KP_DIRFD_##name path, flags, mode)); \
+	}
+#define KP_DIRFD_open
+#define KP_DIRFD_open64
+#define KP_DIRFD_openat dirfd,
+#define KP_DIRFD_openat64 dirfd,
+OPEN_HOOK(open, , AT_FDCWD)
+OPEN_HOOK(open64, , AT_FDCWD)
+OPEN_HOOK(openat, int dirfd KP_COMMA, dirfd)
+OPEN_HOOK(openat64, int dirfd KP_COMMA, dirfd)
+
+#define FCNTL_HOOK(name)                                                       \
+	KP_EXPORT int name(int fd, int cmd, ...)                               \
+	{                                                                      \
+		va_list ap;                                                    \
+		va_start(ap, cmd);                                             \
+		void *arg = va_arg(ap, void *);                                \
+		va_end(ap);                                                    \
+		if (unlikely(!kp_real.name)) {                                 \
+			kp_ensure_init();                                      \
+			if (!kp_real.name)                                     \
+				return (int)raw_result(kp_raw(SYS_fcntl, fd, cmd, arg)); \
+		}                                                              \
+		struct kp_call c;                                              \
+		if (!kp_call_begin(&c, SYS_fcntl, fd))                         \
+			return kp_real.name(fd, cmd, arg);                     \
+		return (int)finish_int(&c, kp_real.name(fd, cmd, arg));        \
+	}
+FCNTL_HOOK(fcntl)
+FCNTL_HOOK(fcntl64)
+
+KP_EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	va_start(ap, req);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	if (unlikely(!kp_real.ioctl)) {
+		kp_ensure_init();
+		if (!kp_real.ioctl)
+			return (int)raw_result(kp_raw(SYS_ioctl, fd, req, arg));
+	}
+	struct kp_call c;
+	if (!kp_call_begin(&c, SYS_ioctl, fd))
+		return kp_real.ioctl(fd, req, arg);
+	return (int)finish_int(&c, kp_real.ioctl(fd, req, arg));
+}
+
+KP_EXPORT int prctl(int option, ...)
+{
+	va_list ap;
+	va_start(ap, option);
+	unsigned long a2 = va_arg(ap, unsigned long);
+	unsigned long a3 = va_arg(ap, unsigned long);
+	unsigned long a4 = va_arg(ap, unsigned long);
+	unsigned long a5 = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (unlikely(!kp_real.prctl)) {
+		kp_ensure_init();
+		if (!kp_real.prctl)
+			return (int)raw_result(kp_raw(SYS_prctl, option, a2, a3, a4, a5));
+	}
+	struct kp_call c;
+	if (!kp_call_begin(&c, SYS_prctl, option))
+		return kp_real.prctl(option, a2, a3, a4, a5);
+	return (int)finish_int(&c, kp_real.prctl(option, a2, a3, a4, a5));
+}
+
+KP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *new_addr = NULL;
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (unlikely(!kp_real.mremap)) {
+		kp_ensure_init();
+		if (!kp_real.mremap) {
+			long r = kp_raw(SYS_mremap, old, old_len, new_len, flags, new_addr);
+			if (r < 0 && r > -4096) {
+				errno = (int)-r;
+				return MAP_FAILED;
+			}
+			return (void *)r;
+		}
+	}
+	struct kp_call c;
+	if (!kp_call_begin(&c, SYS_mremap, (long)(uintptr_t)old))
+		return kp_real.mremap(old, old_len, new_len, flags, new_addr);
+	void *r = kp_real.mremap(old, old_len, new_len, flags, new_addr);
+	int e = errno;
+	bool failed = r == MAP_FAILED;
+	kp_call_end(&c, failed, failed ? e : 0, failed ? -e : (int64_t)(intptr_t)r);
+	errno = e;
+	return r;
+}
+
+KP_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	pid_t *ptid = va_arg(ap, pid_t *);
+	void *tls = va_arg(ap, void *);
+	pid_t *ctid = va_arg(ap, pid_t *);
+	va_end(ap);
+	kp_ensure_init();
+	if (!kp_real.clone) {
+		errno = ENOSYS;
+		return -1;
+	}
+	struct kp_call c;
+	if (!kp_call_begin(&c, SYS_clone, flags))
+		return kp_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
+	int r = kp_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
+	int e = errno;
+	if (r > 0 && !(flags & CLONE_THREAD))
+		kp_note_fork(r, "clone");
+	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	errno = e;
+	return r;
+}
+
+/* glibc issues plain renameat when flags are 0. */
+KP_EXPORT int renameat2(int fromfd, const char *from, int tofd, const char *to,
+			unsigned int flags)
+{
+	if (unlikely(!kp_real.renameat2)) {
+		kp_ensure_init();
+		if (!kp_real.renameat2)
+			return (int)raw_result(kp_raw(SYS_renameat2, fromfd, from, tofd, to, flags));
+	}
+	struct kp_call c;
+	if (!kp_call_begin(&c, flags ? SYS_renameat2 : SYS_renameat, fromfd))
+		return kp_real.renameat2(fromfd, from, tofd, to, flags);
+	return (int)finish_int(&c, kp_real.renameat2(fromfd, from, tofd, to, flags));
+}
+
+KP_EXPORT long syscall(long nr, ...)
+{
+	va_list ap;
+	va_start(ap, nr);
+	long a1 = va_arg(ap, long);
+	long a2 = va_arg(ap, long);
+	long a3 = va_arg(ap, long);
+	long a4 = va_arg(ap, long);
+	long a5 = va_arg(ap, long);
+	long a6 = va_arg(ap, long);
+	va_end(ap);
+	switch (nr) {
+	case SYS_close:
+		return close((int)a1);
+	case SYS_close_range:
+		return close_range((unsigned)a1, (unsigned)a2, (int)a3);
+	case SYS_dup2:
+		return dup2((int)a1, (int)a2);
+	case SYS_dup3:
+		return dup3((int)a1, (int)a2, (int)a3);
+	case SYS_execve:
+		return execve((const char *)a1, (char *const *)a2, (char *const *)a3);
+	case SYS_exit_group:
+		_exit((int)a1);
+	default:
+		break;
+	}
+	if (unlikely(!kp_real.syscall)) {
+		kp_ensure_init();
+		if (!kp_real.syscall)
+			return raw_result(kp_raw(nr, a1, a2, a3, a4, a5, a6));
+	}
+	struct kp_call c;
+	if (!kp_call_begin(&c, (unsigned long)nr < KP_SYSCALL_MAX ? (unsigned)nr : KP_SYSCALL_MAX, a1))
+		return kp_real.syscall(nr, a1, a2, a3, a4, a5, a6);
+	long r = kp_real.syscall(nr, a1, a2, a3, a4, a5, a6);
+	if (r == 0 && (nr == SYS_fork || (nr == SYS_clone && !(a1 & (CLONE_VM | CLONE_THREAD))))) {
+		/* a raw fork: the child did not run the atfork handlers */
+		kp_call_abandon(&c);
+		kp_after_fork_child();
+		return 0;
+	}
+	if (r > 0 && (nr == SYS_fork || nr == SYS_vfork || nr == SYS_clone3 ||
+		      (nr == SYS_clone && !(a1 & CLONE_THREAD))))
+		kp_note_fork((pid_t)r, "clone");
+	return finish_int(&c, r);
+}

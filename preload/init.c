@@ -1,0 +1,332 @@
+/*
+ * Start-up and per-process state: configuration from the environment (read
+ * once), what the header says about the process, the constructor and
+ * destructor, and the fork child handler that starts a new stream. Init runs
+ * once per process image through pthread_once, from the constructor or
+ * from whichever hook comes first; if anything fails the shim goes passive
+ * (pass-through, no output) and says so only with KPROF_DEBUG=1.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "kprof.h"
+
+struct kp_config kp_config;
+struct kp_proc kp_proc;
+volatile int kp_state = KP_UNINIT;
+volatile uint64_t kp_deadline = UINT64_MAX;
+
+extern char **environ;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+void kp_write_stderr(const char *s)
+{
+	kp_raw(SYS_write, 2, s, strlen(s));
+}
+
+void kp_debug(const char *msg)
+{
+	if (!kp_config.debug)
+		return;
+	kp_write_stderr("kprof: ");
+	kp_write_stderr(msg);
+	kp_write_stderr("\n");
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* Unique per process image without a syscall (getrandom would be counted). */
+uint64_t kp_new_stream_id(uint64_t mix)
+{
+	uint64_t x = mix64(kp_rdtsc() ^ mix64(kp_mono_ns()) ^ mix64(mix) ^
+			   (uint64_t)(uintptr_t)&mix);
+	return x ? x : 1;
+}
+
+static uint64_t parse_u64(const char *s, bool *ok)
+{
+	uint64_t v = 0;
+	*ok = *s != 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9') {
+			*ok = false;
+			return 0;
+		}
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	return v;
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+static bool env_true(const char *v)
+{
+	return v[0] && strcmp(v, "0") != 0 && strcmp(v, "no") != 0 &&
+	       strcmp(v, "false") != 0;
+}
+
+/*
+ * Reads KPROF_* once. KPROF_EXEC_STREAM (set by our execve hook: pid and
+ * stream of the image that exec'd) is removed so the program never sees it.
+ */
+static void read_config(uint64_t *exec_pid, uint64_t *exec_stream)
+{
+	copy_str(kp_config.out, sizeof(kp_config.out), "kprof-trace");
+	kp_config.interval_ms = 1000;
+	if (!environ)
+		return;
+	for (char **e = environ; *e;) {
+		const char *s = *e;
+		bool ok;
+		if (strncmp(s, "KPROF_OUT=", 10) == 0 && s[10]) {
+			copy_str(kp_config.out, sizeof(kp_config.out), s + 10);
+		} else if (strncmp(s, "KPROF_INTERVAL_MS=", 18) == 0) {
+			uint64_t v = parse_u64(s + 18, &ok);
+			if (ok)
+				kp_config.interval_ms = v;
+		} else if (strncmp(s, "KPROF_EVENTS=", 13) == 0) {
+			kp_config.events = env_true(s + 13);
+		} else if (strncmp(s, "KPROF_GZIP=", 11) == 0) {
+			kp_config.gzip = env_true(s + 11);
+		} else if (strncmp(s, "KPROF_DEBUG=", 12) == 0) {
+			kp_config.debug = env_true(s + 12);
+		} else if (strncmp(s, "KPROF_EXEC_STREAM=", 18) == 0) {
+			const char *colon = strchr(s + 18, ':');
+			if (colon) {
+				char pid[24];
+				size_t n = (size_t)(colon - (s + 18));
+				if (n < sizeof(pid)) {
+					memcpy(pid, s + 18, n);
+					pid[n] = 0;
+					*exec_pid = parse_u64(pid, &ok);
+					*exec_stream = parse_u64(colon + 1, &ok);
+				}
+			}
+			char **d = e;
+			do {
+				d[0] = d[1];
+			} while (*d++);
+			continue;
+		}
+		e++;
+	}
+}
+
+static ssize_t read_file(const char *path, char *buf, size_t cap)
+{
+	long fd = kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	size_t len = 0;
+	while (len < cap) {
+		long n = kp_raw(SYS_read, fd, buf + len, cap - len);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	kp_raw(SYS_close, fd);
+	return (ssize_t)len;
+}
+
+/* pid and ppid from /proc/self/stat: "pid (comm) state ppid ..." */
+int kp_read_pids(uint64_t *pid, uint64_t *ppid)
+{
+	char buf[512];
+	ssize_t n = read_file("/proc/self/stat", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	uint64_t v = 0;
+	const char *p = buf;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	*pid = v;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+		return -EIO;
+	p += 4;
+	v = 0;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	*ppid = v;
+	return 0;
+}
+
+static void read_line_file(const char *path, char *dst, size_t cap)
+{
+	ssize_t n = read_file(path, dst, cap - 1);
+	if (n < 0)
+		n = 0;
+	dst[n] = 0;
+	char *nl = strchr(dst, '\n');
+	if (nl)
+		*nl = 0;
+}
+
+static void read_process_info(void)
+{
+	long n = kp_raw(SYS_readlink, "/proc/self/exe", kp_proc.exe, sizeof(kp_proc.exe) - 1);
+	kp_proc.exe[n > 0 ? n : 0] = 0;
+	ssize_t len = read_file("/proc/self/cmdline", kp_proc.cmdline, sizeof(kp_proc.cmdline) - 1);
+	if (len < 0)
+		len = 0;
+	kp_proc.cmdline[len] = 0;
+	kp_proc.argc = 0;
+	for (ssize_t i = 0; i < len && kp_proc.argc < 256;) {
+		kp_proc.argv[kp_proc.argc++] = &kp_proc.cmdline[i];
+		i += (ssize_t)strlen(&kp_proc.cmdline[i]) + 1;
+	}
+	read_line_file("/proc/sys/kernel/hostname", kp_proc.host, sizeof(kp_proc.host));
+	read_line_file("/proc/sys/kernel/osrelease", kp_proc.kernel, sizeof(kp_proc.kernel));
+}
+
+/* A relative KPROF_OUT is relative to the working directory at start. */
+static void absolutize(char *path, size_t cap, const char *cwd)
+{
+	if (path[0] == '/' || !cwd[0] || strlen(cwd) + strlen(path) + 2 > cap)
+		return;
+	char tmp[KP_PATH_MAX];
+	copy_str(tmp, sizeof(tmp), path);
+	copy_str(path, cap, cwd);
+	if (strcmp(cwd, "/") != 0)
+		strcat(path, "/");
+	strcat(path, tmp);
+}
+
+static void absolutize_out(void)
+{
+	char cwd[KP_PATH_MAX];
+	long n = kp_raw(SYS_getcwd, cwd, sizeof(cwd));
+	if (n <= 0)
+		cwd[0] = 0;
+	copy_str(kp_config.fallback_dir, sizeof(kp_config.fallback_dir), "kprof-trace");
+	absolutize(kp_config.fallback_dir, sizeof(kp_config.fallback_dir), cwd);
+	if (strncmp(kp_config.out, "unix:", 5) != 0)
+		absolutize(kp_config.out, sizeof(kp_config.out), cwd);
+}
+
+static void set_deadline(void)
+{
+	if (kp_config.interval_ms == 0) {
+		kp_deadline = UINT64_MAX;
+		return;
+	}
+	kp_deadline = kp_ticks() + kp_ns_to_ticks(kp_config.interval_ms * 1000000ULL);
+}
+
+void kp_reset_deadline(void)
+{
+	set_deadline();
+}
+
+void kp_after_fork_child(void)
+{
+	if (kp_state != KP_ACTIVE || (kp_tls_flags & KP_TLS_VFORK_CHILD))
+		return;
+	uint64_t old_stream = kp_proc.stream;
+	kp_proc.ppid = kp_proc.pid;
+	kp_proc.pid = 0; /* learnt at the first flush: no syscall at fork time */
+	kp_proc.parent_stream = old_stream;
+	kp_proc.stream = kp_new_stream_id(old_stream);
+	kp_proc.origin = "fork";
+	kp_proc.start_mono_ns = kp_mono_ns();
+	kp_proc.start_real_ns = kp_real_ns();
+	kp_proc.header_written = false;
+	kp_proc.final_done = false;
+	kp_proc.have_exit_status = false;
+	kp_proc.exit_status = -1;
+	kp_proc.pending_forks = 0;
+	kp_proc.lost_forks = 0;
+	kp_threads_after_fork();
+	kp_output_after_fork();
+	kp_flush_after_fork();
+	set_deadline();
+}
+
+static int setup(void)
+{
+	uint64_t exec_pid = 0, exec_stream = 0;
+	read_config(&exec_pid, &exec_stream);
+	if (getauxval(AT_SECURE))
+		return -EPERM;
+	kp_events_enabled = kp_config.events;
+	int err = kp_clock_init();
+	if (err)
+		return err;
+	err = kp_read_pids(&kp_proc.pid, &kp_proc.ppid);
+	if (err)
+		return err;
+	read_process_info();
+	absolutize_out();
+	kp_proc.start_mono_ns = kp_mono_ns();
+	kp_proc.start_real_ns = kp_real_ns();
+	kp_proc.stream = kp_new_stream_id(kp_proc.pid);
+	kp_proc.exit_status = -1;
+	if (exec_pid && exec_pid == kp_proc.pid) {
+		kp_proc.origin = "exec";
+		kp_proc.parent_stream = exec_stream;
+	} else {
+		kp_proc.origin = "start";
+	}
+	err = kp_thread_key_init();
+	if (err)
+		return err;
+	err = pthread_atfork(NULL, NULL, kp_after_fork_child);
+	if (err)
+		return -err;
+	set_deadline();
+	return 0;
+}
+
+static void init_once_fn(void)
+{
+	kp_tls_flags |= KP_TLS_IN_INIT;
+	kp_resolve_all();
+	int err = setup();
+	kp_tls_flags &= ~KP_TLS_IN_INIT;
+	if (err) {
+		kp_debug("cannot start, passing every call through untraced");
+		__atomic_store_n(&kp_state, KP_PASSIVE, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_store_n(&kp_state, KP_ACTIVE, __ATOMIC_RELEASE);
+}
+
+void kp_ensure_init(void)
+{
+	if (__atomic_load_n(&kp_state, __ATOMIC_ACQUIRE) != KP_UNINIT)
+		return;
+	if (kp_tls_flags & (KP_TLS_IN_INIT | KP_TLS_VFORK_CHILD))
+		return;
+	pthread_once(&init_once, init_once_fn);
+}
+
+__attribute__((constructor)) static void kp_constructor(void)
+{
+	kp_ensure_init();
+}
+
+__attribute__((destructor)) static void kp_destructor(void)
+{
+	if (kp_state != KP_ACTIVE || (kp_tls_flags & KP_TLS_VFORK_CHILD))
+		return;
+	kp_finish(kp_proc.exit_status, kp_proc.have_exit_status);
+}

@@ -1,0 +1,404 @@
+/*
+ * Internal interfaces of libkprof.so, the LD_PRELOAD syscall profiler.
+ * Everything here is hidden (-fvisibility=hidden); only the hooks are
+ * exported (libkprof.map). The hot path is the inline pair
+ * kp_call_begin()/kp_call_end() used by every hook.
+ */
+#ifndef KPROF_PRELOAD_H
+#define KPROF_PRELOAD_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/syscall.h>
+#include "arch_syscalls.h"
+#include <sys/uio.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <time.h>
+#include <dirent.h>
+#include <sys/timerfd.h>
+#include <sys/signalfd.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+
+#include "histogram.h"
+#include "syscalls.h"
+
+#define KP_EXPORT __attribute__((visibility("default")))
+#define KP_COMMA ,
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define kp_barrier() __asm__ __volatile__("" ::: "memory")
+
+/* ---- raw syscalls (raw.c): the shim's own I/O never goes through libc ---- */
+
+static inline long kp_raw_syscall6(long nr, long a1, long a2, long a3, long a4,
+				   long a5, long a6)
+{
+#if defined(__x86_64__)
+	long ret;
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+	__asm__ __volatile__("syscall"
+			     : "=a"(ret)
+			     : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10),
+			       "r"(r8), "r"(r9)
+			     : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a1;
+	register long x1 __asm__("x1") = a2;
+	register long x2 __asm__("x2") = a3;
+	register long x3 __asm__("x3") = a4;
+	register long x4 __asm__("x4") = a5;
+	register long x5 __asm__("x5") = a6;
+	__asm__ __volatile__("svc 0"
+			     : "+r"(x0)
+			     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4),
+			       "r"(x5)
+			     : "memory");
+	return x0;
+#else
+#error "kprof: no raw syscall for this architecture"
+#endif
+}
+
+#define KP_RAW_A(...) KP_RAW_A_(0, ##__VA_ARGS__, 0, 0, 0, 0, 0, 0)
+#define KP_RAW_A_(d, a1, a2, a3, a4, a5, a6, ...)                              \
+	(long)(a1), (long)(a2), (long)(a3), (long)(a4), (long)(a5), (long)(a6)
+/* kp_raw(SYS_x, args...): -errno on failure, errno untouched. */
+#define kp_raw(nr, ...) kp_raw_syscall6((nr), KP_RAW_A(__VA_ARGS__))
+#define kp_raw0(nr) kp_raw_syscall6((nr), 0, 0, 0, 0, 0, 0)
+
+/* ---- clock (clock.c) ---- */
+
+struct kp_clock {
+	bool use_tsc;
+	uint32_t mult;
+	uint32_t shift;
+	uint64_t tick0;	   /* ticks at calibration ... */
+	uint64_t mono0_ns; /* ... and CLOCK_MONOTONIC then */
+};
+extern struct kp_clock kp_clock;
+
+static inline uint64_t kp_rdtsc(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#else
+	return 0;
+#endif
+}
+
+uint64_t kp_mono_ns(void);
+uint64_t kp_real_ns(void);
+
+static inline uint64_t kp_ticks(void)
+{
+	if (likely(kp_clock.use_tsc))
+		return kp_rdtsc();
+	return kp_mono_ns();
+}
+
+static inline uint64_t kp_ticks_to_ns(uint64_t d)
+{
+	if (!kp_clock.use_tsc)
+		return d;
+	uint64_t quot = d >> kp_clock.shift;
+	uint64_t rem = d & ((1ULL << kp_clock.shift) - 1);
+	return quot * kp_clock.mult + ((rem * kp_clock.mult) >> kp_clock.shift);
+}
+
+/* CLOCK_MONOTONIC ns of a kp_ticks() value. */
+static inline uint64_t kp_ticks_to_mono(uint64_t t)
+{
+	if (!kp_clock.use_tsc)
+		return t;
+	return kp_clock.mono0_ns + kp_ticks_to_ns(t - kp_clock.tick0);
+}
+
+uint64_t kp_ns_to_ticks(uint64_t ns);
+int kp_clock_init(void);
+
+/* ---- real functions (real.c, table in hooks.def) ---- */
+
+enum { RES_INT, RES_PTR, RES_ERRNO, RES_NONE };
+
+struct kp_real {
+#define KP_HOOK(rtype, name, nr, params, args, kind, raw) rtype(*name) params;
+#define KP_HAND(rtype, name, nr, params) rtype(*name) params;
+#include "hooks.def"
+#undef KP_HOOK
+#undef KP_HAND
+};
+extern struct kp_real kp_real;
+void kp_resolve_all(void);
+
+/* ---- per-thread state (thread_state.c) ---- */
+
+#define KP_ERRNO_PAIRS 6
+#define KP_BLOCK_SIZE 65536
+#define KP_RING_EVENTS 2048
+
+struct kp_slot {
+	uint64_t count;
+	uint64_t time_ns;
+	uint64_t min_ns;
+	uint64_t max_ns;
+	uint64_t retries;
+	uint64_t errors;
+	uint32_t nr;
+	uint32_t errno_value[KP_ERRNO_PAIRS];
+	uint64_t errno_count[KP_ERRNO_PAIRS + 1]; /* last: any other errno */
+	uint32_t hist[KP_HIST_BUCKETS];
+};
+
+struct kp_event {
+	uint64_t start_ns;
+	uint64_t duration_ns;
+	int64_t ret;
+	uint32_t nr;
+	uint32_t pad;
+};
+
+/* Single producer (the owner thread), consumers serialized by the flush lock. */
+struct kp_ring {
+	uint64_t head;
+	uint64_t tail;
+	uint64_t dropped;
+	struct kp_event ev[KP_RING_EVENTS];
+};
+
+enum { KP_BLOCK_FREE, KP_BLOCK_CLAIMED, KP_BLOCK_LIVE, KP_BLOCK_EXITED };
+
+struct kp_thread {
+	struct kp_thread *next; /* every block ever made; never unlinked */
+	uint32_t state;
+	uint32_t serial;
+	uint32_t tid;		/* 0: the fork child's first thread (= pid) */
+	volatile uint32_t busy;
+	uint32_t nslots;
+	volatile uint32_t cur_nr; /* syscall nr + 1 while inside a call */
+	volatile long cur_fd;
+	struct kp_ring *ring;	/* NULL unless KPROF_EVENTS=1 */
+	uint8_t index[KP_SYSCALL_MAX]; /* nr -> slot + 1 */
+	struct kp_slot slots[];
+};
+
+#define KP_SLOTS                                                               \
+	((KP_BLOCK_SIZE - sizeof(struct kp_thread)) / sizeof(struct kp_slot))
+
+/* TLS flags that send a hook on the slow path. */
+enum {
+	KP_TLS_IN_INIT = 1,	  /* resolving real functions on this thread */
+	KP_TLS_ATTACHING = 2,	  /* getting this thread's block */
+	KP_TLS_EXITING = 4,	  /* after the pthread key destructor */
+	KP_TLS_VFORK_CHILD = 8,	  /* between vfork and exec in the child */
+	KP_TLS_FLUSHING = 16,	  /* this thread holds the flush lock */
+};
+
+extern __thread struct kp_thread *kp_self;
+extern __thread unsigned kp_tls_flags;
+
+enum { KP_UNINIT, KP_ACTIVE, KP_PASSIVE };
+extern volatile int kp_state;
+extern volatile uint64_t kp_deadline; /* in ticks */
+
+struct kp_call {
+	struct kp_thread *t; /* NULL: account into the global table */
+	uint64_t t0;
+	uint32_t nr;
+	uint32_t prev_nr;
+	long prev_fd;
+};
+
+/*
+ * Returns false when the call must pass through unaccounted (shim passive,
+ * vfork child, init in progress on this thread).
+ */
+bool kp_call_begin_slow(struct kp_call *c, unsigned nr, long arg0);
+void kp_account_global(unsigned nr, uint64_t ns, bool failed, int err);
+void kp_account_slot(struct kp_thread *t, struct kp_slot *s, uint64_t ns,
+		     bool failed, int err);
+struct kp_slot *kp_slot_new(struct kp_thread *t, unsigned nr);
+void kp_event_add(struct kp_thread *t, unsigned nr, uint64_t t0, uint64_t ns,
+		  int64_t ret);
+void kp_flush_periodic(void);
+extern bool kp_events_enabled;
+
+static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0)
+{
+	struct kp_thread *t = kp_self;
+	if (unlikely(!t))
+		return kp_call_begin_slow(c, nr, arg0);
+	c->t = t;
+	c->nr = nr;
+	c->prev_nr = t->cur_nr;
+	c->prev_fd = t->cur_fd;
+	t->cur_fd = arg0;
+	t->cur_nr = nr + 1;
+	c->t0 = kp_ticks();
+	return true;
+}
+
+/* ret: as the kernel returned it (-errno on failure), for event records. */
+static inline void kp_call_end(struct kp_call *c, bool failed, int err,
+			       int64_t ret)
+{
+	uint64_t t1 = kp_ticks();
+	struct kp_thread *t = c->t;
+	uint64_t ns = kp_ticks_to_ns(t1 - c->t0);
+	if (unlikely(!t || c->nr >= KP_SYSCALL_MAX)) {
+		if (c->nr < KP_SYSCALL_MAX)
+			kp_account_global(c->nr, ns, failed, err);
+		return;
+	}
+	t->cur_nr = c->prev_nr;
+	t->cur_fd = c->prev_fd;
+	if (unlikely(t->busy)) {
+		kp_account_global(c->nr, ns, failed, err);
+		return;
+	}
+	t->busy = 1;
+	kp_barrier();
+	unsigned idx = t->index[c->nr];
+	struct kp_slot *s = likely(idx) ? &t->slots[idx - 1] : kp_slot_new(t, c->nr);
+	if (likely(s)) {
+		s->count++;
+		s->time_ns += ns;
+		if (ns < s->min_ns)
+			s->min_ns = ns;
+		if (ns > s->max_ns)
+			s->max_ns = ns;
+		s->hist[kp_hist_bucket(ns)]++;
+		if (unlikely(failed))
+			kp_account_slot(t, s, ns, failed, err);
+	}
+	if (unlikely(t->ring))
+		kp_event_add(t, c->nr, c->t0, ns, ret);
+	kp_barrier();
+	t->busy = 0;
+	if (unlikely(!s))
+		kp_account_global(c->nr, ns, failed, err);
+	if (unlikely(t1 >= kp_deadline))
+		kp_flush_periodic();
+}
+
+/* The call never returns here (fork child): undo what begin did. */
+static inline void kp_call_abandon(struct kp_call *c)
+{
+	if (c->t) {
+		c->t->cur_nr = c->prev_nr;
+		c->t->cur_fd = c->prev_fd;
+	}
+}
+
+/*
+ * Accounts a call that cannot be timed (exec, exit_group: the image is gone
+ * when they return); count_it false adds only the failure of a call that
+ * was counted before it was made.
+ */
+void kp_account_untimed(unsigned nr, bool failed, int err, bool count_it);
+
+/* ---- process state, init (init.c) ---- */
+
+#define KP_PATH_MAX 4096
+#define KP_MAX_PENDING_FORKS 64
+
+struct kp_config {
+	char out[KP_PATH_MAX];
+	char fallback_dir[KP_PATH_MAX]; /* for unix: when nobody listens */
+	uint64_t interval_ms;
+	bool events;
+	bool gzip;
+	bool debug;
+};
+
+struct kp_proc {
+	uint64_t pid; /* 0: not known yet (fork child, resolved at flush) */
+	uint64_t ppid;
+	uint64_t stream;
+	uint64_t parent_stream;
+	const char *origin;
+	uint64_t start_mono_ns;
+	uint64_t start_real_ns;
+	bool header_written;
+	int64_t exit_status;
+	bool have_exit_status;
+	bool final_done;
+	char exe[KP_PATH_MAX];
+	char cmdline[8192];
+	const char *argv[256];
+	unsigned argc;
+	char host[65];
+	char kernel[65];
+	uint32_t pending_fork_child[KP_MAX_PENDING_FORKS];
+	const char *pending_fork_how[KP_MAX_PENDING_FORKS];
+	uint32_t pending_forks;
+	uint32_t lost_forks;
+};
+extern struct kp_config kp_config;
+extern struct kp_proc kp_proc;
+
+void kp_ensure_init(void);
+void kp_debug(const char *msg);
+uint64_t kp_new_stream_id(uint64_t mix);
+void kp_write_stderr(const char *s);
+int kp_read_pids(uint64_t *pid, uint64_t *ppid);
+void kp_reset_deadline(void);
+void kp_after_fork_child(void);
+bool kp_flush_lock_wait(void);
+void kp_flush_unlock(void);
+
+/* ---- thread blocks (thread_state.c) ---- */
+
+struct kp_thread *kp_thread_attach(void);
+int kp_thread_key_init(void);
+void kp_threads_after_fork(void);
+/* Iterates every block in the process. */
+struct kp_thread *kp_threads_first(void);
+void kp_thread_recycle(struct kp_thread *t);
+extern struct kp_slot kp_global_slots[KP_SYSCALL_MAX];
+
+/* ---- flushing (flush.c) ---- */
+
+enum kp_flush_kind { KP_FLUSH_PERIODIC, KP_FLUSH_EXIT, KP_FLUSH_EXEC };
+void kp_flush(enum kp_flush_kind kind, const char *exec_path);
+void kp_flush_after_fork(void);
+void kp_note_fork(pid_t child, const char *how);
+/* Final flush for a process ending with status (exit paths). */
+void kp_finish(int64_t status, bool have_status);
+
+/* ---- output (output.c) ---- */
+
+int kp_output_open(void);
+int kp_output_begin_batch(void);
+int kp_output_write(void *ctx, const char *buf, size_t len);
+int kp_output_end_batch(bool finish);
+void kp_output_abort_batch(void);
+void kp_output_after_fork(void);
+bool kp_output_is_ours(int fd);
+void kp_output_forget_stale(int fd);
+int kp_output_fd(void);
+/* Moves our descriptor away when the program wants its number. */
+void kp_output_move_away(void);
+void kp_output_exec_failed(void);
+
+/* ---- process hooks (hooks_process.c) ---- */
+char **kp_env_with_marker(char *const envp[], char **buf, size_t cap);
+
+#endif
