@@ -1,0 +1,335 @@
+/*
+ * Proves docs/FORMAT.md describes the record stream: decodes a trace with
+ * plain msgpack-c and zlib (no kprof code) and checks every record
+ * against the documented keys and value types. Undocumented record types
+ * or keys fail, so the document has to keep up with the producers.
+ *
+ * Usage: format_plain [--offsets] [--expect-all] TRACE
+ *   --offsets     print the end offset of every record (decompressed
+ *                 stream), one per line: the record boundaries
+ *   --expect-all  fail unless every documented record type occurs
+ * Exit: 0 conforms, 1 does not (first problem on stderr), 99 usage/IO.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <msgpack.h>
+#include <zlib.h>
+
+/* u uint, i int, s str, b bool, A array of str, M map, S syscalls, E
+ * events, C clock, F fds */
+struct key {
+	const char *name;
+	char type;
+	bool required;
+};
+
+struct rtype {
+	const char *name;
+	struct key keys[24];
+};
+
+#define COMMON { "type", 's', true }, { "pid", 'u', true }, \
+	{ "stream", 'u', true }, { "time_ns", 'u', true }
+
+static struct rtype types[] = {
+	{ "header", { COMMON, { "version", 'u', true }, { "producer", 's', true },
+		      { "ppid", 'u', true }, { "origin", 's', true },
+		      { "parent_stream", 'u', true }, { "exe", 's', true },
+		      { "argv", 'A', true }, { "host", 's', true },
+		      { "kernel", 's', true }, { "arch", 's', true },
+		      { "clock", 'C', true }, { "hook_mode", 's', false },
+		      { "coverage", 's', true }, { "events", 'b', true },
+		      { "interval_ms", 'u', true } } },
+	{ "aggregate", { COMMON, { "thread", 'u', true }, { "tid", 'u', true },
+			 { "exited", 'b', true }, { "final", 'b', true },
+			 { "syscalls", 'S', true } } },
+	{ "events", { COMMON, { "tid", 'u', true }, { "events", 'E', true } } },
+	{ "fork", { COMMON, { "child", 'u', true }, { "how", 's', true } } },
+	{ "exec", { COMMON, { "path", 's', true } } },
+	{ "exit", { COMMON, { "status", 'i', true }, { "signal", 'u', true },
+		    { "fds", 'F', true }, { "pending_pipe_readers", 'u', true },
+		    { "pending_pipe_writers", 'u', true } } },
+	{ "drop", { COMMON, { "records", 'u', true }, { "events", 'u', true },
+		    { "bytes", 'u', true }, { "reason", 's', true } } },
+};
+#define NTYPES (sizeof(types) / sizeof(types[0]))
+static bool seen[NTYPES];
+
+static const char *why;
+static char why_buf[256];
+
+static bool is_uint(const msgpack_object *o)
+{
+	return o->type == MSGPACK_OBJECT_POSITIVE_INTEGER;
+}
+
+static bool is_int(const msgpack_object *o)
+{
+	return o->type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	       o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER;
+}
+
+static bool str_eq(const msgpack_object *o, const char *s)
+{
+	return o->type == MSGPACK_OBJECT_STR && o->via.str.size == strlen(s) &&
+	       memcmp(o->via.str.ptr, s, o->via.str.size) == 0;
+}
+
+static const msgpack_object *get(const msgpack_object *map, const char *key)
+{
+	for (uint32_t i = 0; i < map->via.map.size; i++)
+		if (str_eq(&map->via.map.ptr[i].key, key))
+			return &map->via.map.ptr[i].val;
+	return NULL;
+}
+
+static bool fail(const char *fmt, const char *a)
+{
+	snprintf(why_buf, sizeof(why_buf), fmt, a);
+	why = why_buf;
+	return false;
+}
+
+/* Map with exactly these uint-valued keys (all required). */
+static bool uint_map(const msgpack_object *o, const char *const *keys,
+		     unsigned n, const char *what)
+{
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return fail("%s is not a map", what);
+	for (unsigned k = 0; k < n; k++) {
+		const msgpack_object *v = get(o, keys[k]);
+		if (!v || !is_uint(v))
+			return fail("%s lacks an unsigned key", what);
+	}
+	if (o->via.map.size != n)
+		return fail("%s has undocumented keys", what);
+	return true;
+}
+
+/* Map uint -> uint, keys below limit. */
+static bool counts_map(const msgpack_object *o, uint64_t limit, const char *what)
+{
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return fail("%s is not a map", what);
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object_kv *kv = &o->via.map.ptr[i];
+		if (!is_uint(&kv->key) || !is_uint(&kv->val) ||
+		    kv->key.via.u64 >= limit)
+			return fail("%s is not a map of uint -> uint in range", what);
+	}
+	return true;
+}
+
+static bool check_syscalls(const msgpack_object *o)
+{
+	static const char *const ukeys[] = { "nr", "count", "time_ns", "min_ns",
+					     "max_ns", "retries", "errors" };
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return fail("%s is not an array", "syscalls");
+	for (uint32_t i = 0; i < o->via.array.size; i++) {
+		const msgpack_object *e = &o->via.array.ptr[i];
+		if (e->type != MSGPACK_OBJECT_MAP)
+			return fail("%s entry is not a map", "syscalls");
+		for (unsigned k = 0; k < 7; k++) {
+			const msgpack_object *v = get(e, ukeys[k]);
+			if (!v || !is_uint(v))
+				return fail("syscalls entry: \"%s\" missing or not uint", ukeys[k]);
+		}
+		const msgpack_object *er = get(e, "errno"), *h = get(e, "hist");
+		if (!er || !counts_map(er, 4096, "syscalls entry errno"))
+			return fail("%s", why ? why : "syscalls entry: no errno map");
+		if (!h || !counts_map(h, 160, "syscalls entry hist"))
+			return fail("%s", why ? why : "syscalls entry: no hist map");
+		if (e->via.map.size != 9)
+			return fail("%s entry has undocumented keys", "syscalls");
+	}
+	return true;
+}
+
+static bool check_value(const msgpack_object *v, char type, const char *name)
+{
+	static const char *const clock_keys[] = { "monotonic_ns", "realtime_ns" };
+	static const char *const fd_keys[] = { "file", "pipe", "socket", "other" };
+	switch (type) {
+	case 'u': if (!is_uint(v)) return fail("\"%s\" is not an unsigned integer", name); break;
+	case 'i': if (!is_int(v)) return fail("\"%s\" is not an integer", name); break;
+	case 's': if (v->type != MSGPACK_OBJECT_STR) return fail("\"%s\" is not a string", name); break;
+	case 'b': if (v->type != MSGPACK_OBJECT_BOOLEAN) return fail("\"%s\" is not a bool", name); break;
+	case 'A':
+		if (v->type != MSGPACK_OBJECT_ARRAY)
+			return fail("\"%s\" is not an array", name);
+		for (uint32_t i = 0; i < v->via.array.size; i++)
+			if (v->via.array.ptr[i].type != MSGPACK_OBJECT_STR)
+				return fail("\"%s\" has a non-string element", name);
+		break;
+	case 'C': return uint_map(v, clock_keys, 2, "clock");
+	case 'F': return uint_map(v, fd_keys, 4, "fds");
+	case 'S': return check_syscalls(v);
+	case 'E':
+		if (v->type != MSGPACK_OBJECT_ARRAY)
+			return fail("\"%s\" is not an array", name);
+		for (uint32_t i = 0; i < v->via.array.size; i++) {
+			const msgpack_object *e = &v->via.array.ptr[i];
+			if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size != 4 ||
+			    !is_uint(&e->via.array.ptr[0]) || !is_uint(&e->via.array.ptr[1]) ||
+			    !is_uint(&e->via.array.ptr[2]) || !is_int(&e->via.array.ptr[3]))
+				return fail("\"%s\" entry is not [start_ns, duration_ns, nr, ret]", name);
+		}
+		break;
+	}
+	return true;
+}
+
+struct stream_id {
+	uint64_t pid, stream;
+};
+static struct stream_id *headers;
+static size_t n_headers;
+
+static bool check_record(const msgpack_object *o)
+{
+	why = NULL;
+	if (o->type != MSGPACK_OBJECT_MAP || o->via.map.size == 0)
+		return fail("%s", "record is not a non-empty map");
+	if (!str_eq(&o->via.map.ptr[0].key, "type") ||
+	    o->via.map.ptr[0].val.type != MSGPACK_OBJECT_STR)
+		return fail("%s", "first key is not \"type\" with a string");
+	struct rtype *t = NULL;
+	for (size_t i = 0; i < NTYPES; i++)
+		if (str_eq(&o->via.map.ptr[0].val, types[i].name)) {
+			t = &types[i];
+			seen[i] = true;
+		}
+	if (!t)
+		return fail("%s", "undocumented record type");
+	for (const struct key *k = t->keys; k->name; k++) {
+		const msgpack_object *v = get(o, k->name);
+		if (!v) {
+			if (k->required)
+				return fail("required key \"%s\" missing", k->name);
+			continue;
+		}
+		if (!check_value(v, k->type, k->name))
+			return false;
+	}
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object *key = &o->via.map.ptr[i].key;
+		bool known = false;
+		for (const struct key *k = t->keys; k->name && !known; k++)
+			known = str_eq(key, k->name);
+		if (!known)
+			return fail("undocumented key in a %s record", t->name);
+	}
+	uint64_t pid = get(o, "pid")->via.u64, stream = get(o, "stream")->via.u64;
+	if (strcmp(t->name, "header") == 0) {
+		if (get(o, "version")->via.u64 != 1)
+			return fail("%s", "header version is not 1");
+		struct stream_id *p = realloc(headers, (n_headers + 1) * sizeof(*p));
+		if (!p)
+			exit(99);
+		headers = p;
+		headers[n_headers++] = (struct stream_id){ pid, stream };
+		return true;
+	}
+	for (size_t i = 0; i < n_headers; i++)
+		if (headers[i].pid == pid && headers[i].stream == stream)
+			return true;
+	return fail("%s record before the header of its pid+stream", t->name);
+}
+
+int main(int argc, char **argv)
+{
+	bool offsets = false, expect_all = false;
+	const char *path = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--offsets") == 0)
+			offsets = true;
+		else if (strcmp(argv[i], "--expect-all") == 0)
+			expect_all = true;
+		else if (!path)
+			path = argv[i];
+		else
+			path = NULL, i = argc;
+	}
+	if (!path) {
+		fprintf(stderr, "usage: format_plain [--offsets] [--expect-all] TRACE\n");
+		return 99;
+	}
+	/* gzread passes plain files through unchanged. */
+	gzFile gz = gzopen(path, "rb");
+	if (!gz) {
+		perror(path);
+		return 99;
+	}
+	msgpack_unpacker up;
+	msgpack_unpacked result;
+	if (!msgpack_unpacker_init(&up, 1 << 16))
+		return 99;
+	msgpack_unpacked_init(&result);
+	uint64_t records = 0, offset = 0;
+	int status = 0;
+	for (;;) {
+		if (!msgpack_unpacker_reserve_buffer(&up, 1 << 16))
+			return 99;
+		int n = gzread(gz, msgpack_unpacker_buffer(&up), 1 << 16);
+		if (n < 0) {
+			fprintf(stderr, "format_plain: %s: read error\n", path);
+			return 99;
+		}
+		if (n == 0)
+			break;
+		msgpack_unpacker_buffer_consumed(&up, (size_t)n);
+		msgpack_unpack_return ret;
+		size_t size;
+		while ((ret = msgpack_unpacker_next_with_size(&up, &result, &size)) ==
+		       MSGPACK_UNPACK_SUCCESS) {
+			uint64_t start = offset;
+			offset += size;
+			if (!check_record(&result.data)) {
+				fprintf(stderr, "format_plain: %s: record %llu at byte %llu: %s\n",
+					path, (unsigned long long)records,
+					(unsigned long long)start, why);
+				status = 1;
+				goto out;
+			}
+			records++;
+			if (offsets)
+				printf("%llu\n", (unsigned long long)offset);
+		}
+		if (ret != MSGPACK_UNPACK_CONTINUE) {
+			fprintf(stderr, "format_plain: %s: invalid msgpack after byte %llu\n",
+				path, (unsigned long long)offset);
+			status = 1;
+			goto out;
+		}
+	}
+	if (msgpack_unpacker_message_size(&up) != 0) {
+		fprintf(stderr, "format_plain: %s: truncated record at byte %llu\n",
+			path, (unsigned long long)offset);
+		status = 1;
+	}
+	if (expect_all)
+		for (size_t i = 0; i < NTYPES; i++)
+			if (!seen[i]) {
+				fprintf(stderr, "format_plain: %s: no %s record\n",
+					path, types[i].name);
+				status = 1;
+			}
+	if (records == 0) {
+		fprintf(stderr, "format_plain: %s: no records\n", path);
+		status = 1;
+	}
+	if (status == 0)
+		fprintf(stderr, "format_plain: %s: %llu records conform to docs/FORMAT.md\n",
+			path, (unsigned long long)records);
+out:
+	msgpack_unpacked_destroy(&result);
+	msgpack_unpacker_destroy(&up);
+	gzclose(gz);
+	free(headers);
+	return status;
+}

@@ -1,0 +1,305 @@
+/*
+ * Writes a known kprof trace (docs/FORMAT.md) with msgpack-c's packer
+ * only, so kanalyze can be tested before and apart from the producers.
+ *
+ * Two processes (pid 100, and its fork child 101), two threads each, one
+ * superseded aggregate, fork/exit/drop/events records, one syscall number
+ * no table knows (999). Expected totals are in tests/t_analyze_fixture.sh.
+ *
+ * Usage: gen_trace [--gzip] [--two-members] [--process=a|b|all]
+ *                  [--unknown] OUT
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <msgpack.h>
+#include <zlib.h>
+
+#define STREAM_A 0xa1a2a3a4a5a6a7a8ULL /* > INT64_MAX on purpose */
+#define STREAM_B 0x0000000000b1b2b3ULL
+
+static msgpack_sbuffer sbuf;
+static msgpack_packer pk;
+static FILE *out;
+static bool gzip_out;
+static z_stream zs;
+
+static void flush_record(void)
+{
+	if (!gzip_out) {
+		fwrite(sbuf.data, 1, sbuf.size, out);
+	} else {
+		unsigned char buf[4096];
+		zs.next_in = (Bytef *)sbuf.data;
+		zs.avail_in = (uInt)sbuf.size;
+		do {
+			zs.next_out = buf;
+			zs.avail_out = sizeof(buf);
+			deflate(&zs, Z_SYNC_FLUSH);
+			fwrite(buf, 1, sizeof(buf) - zs.avail_out, out);
+		} while (zs.avail_out == 0);
+	}
+	msgpack_sbuffer_clear(&sbuf);
+}
+
+static void gzip_begin(void)
+{
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		exit(99);
+}
+
+static void gzip_end(void)
+{
+	unsigned char buf[4096];
+	int zr;
+	zs.avail_in = 0;
+	do {
+		zs.next_out = buf;
+		zs.avail_out = sizeof(buf);
+		zr = deflate(&zs, Z_FINISH);
+		fwrite(buf, 1, sizeof(buf) - zs.avail_out, out);
+	} while (zr != Z_STREAM_END);
+	deflateEnd(&zs);
+}
+
+static void str(const char *s)
+{
+	msgpack_pack_str(&pk, strlen(s));
+	msgpack_pack_str_body(&pk, s, strlen(s));
+}
+
+static void kv_uint(const char *k, uint64_t v)
+{
+	str(k);
+	msgpack_pack_uint64(&pk, v);
+}
+
+static void kv_str(const char *k, const char *v)
+{
+	str(k);
+	str(v);
+}
+
+static void begin(const char *type, unsigned nkeys, uint64_t pid,
+		  uint64_t stream, uint64_t time_ns)
+{
+	msgpack_pack_map(&pk, nkeys + 4);
+	kv_str("type", type);
+	kv_uint("pid", pid);
+	kv_uint("stream", stream);
+	kv_uint("time_ns", time_ns);
+}
+
+static void header(uint64_t pid, uint64_t stream, uint64_t ppid,
+		   const char *origin, uint64_t parent, const char *exe,
+		   const char *arg1, uint64_t t)
+{
+	begin("header", 15, pid, stream, t);
+	kv_uint("version", 1);
+	kv_str("producer", "preload");
+	kv_uint("ppid", ppid);
+	kv_str("origin", origin);
+	kv_uint("parent_stream", parent);
+	kv_str("exe", exe);
+	str("argv");
+	msgpack_pack_array(&pk, 2);
+	str(exe);
+	str(arg1);
+	kv_str("host", "fixture-host");
+	kv_str("kernel", "6.1.0-fixture");
+	kv_str("arch", "x86_64");
+	str("clock");
+	msgpack_pack_map(&pk, 2);
+	kv_uint("monotonic_ns", t);
+	kv_uint("realtime_ns", 1700000000000000000ULL + t);
+	kv_str("hook_mode", "symbols");
+	kv_str("coverage", "libc exported functions (fixture)");
+	str("events");
+	msgpack_pack_true(&pk);
+	kv_uint("interval_ms", 1000);
+	flush_record();
+}
+
+struct sc {
+	uint64_t nr, count, time_ns, min_ns, max_ns, retries, errors;
+	uint64_t err_no, err_count; /* one errno entry when err_count */
+	uint64_t bucket, bucket_count;
+};
+
+static void aggregate(uint64_t pid, uint64_t stream, uint64_t thread,
+		      uint64_t tid, uint64_t t, bool final,
+		      const struct sc *sc, unsigned n)
+{
+	begin("aggregate", 5, pid, stream, t);
+	kv_uint("thread", thread);
+	kv_uint("tid", tid);
+	str("exited");
+	final ? msgpack_pack_true(&pk) : msgpack_pack_false(&pk);
+	str("final");
+	final ? msgpack_pack_true(&pk) : msgpack_pack_false(&pk);
+	str("syscalls");
+	msgpack_pack_array(&pk, n);
+	for (unsigned i = 0; i < n; i++) {
+		msgpack_pack_map(&pk, 9);
+		kv_uint("nr", sc[i].nr);
+		kv_uint("count", sc[i].count);
+		kv_uint("time_ns", sc[i].time_ns);
+		kv_uint("min_ns", sc[i].min_ns);
+		kv_uint("max_ns", sc[i].max_ns);
+		kv_uint("retries", sc[i].retries);
+		kv_uint("errors", sc[i].errors);
+		str("errno");
+		msgpack_pack_map(&pk, sc[i].err_count ? 1 : 0);
+		if (sc[i].err_count) {
+			msgpack_pack_uint64(&pk, sc[i].err_no);
+			msgpack_pack_uint64(&pk, sc[i].err_count);
+		}
+		str("hist");
+		msgpack_pack_map(&pk, sc[i].bucket_count ? 1 : 0);
+		if (sc[i].bucket_count) {
+			msgpack_pack_uint64(&pk, sc[i].bucket);
+			msgpack_pack_uint64(&pk, sc[i].bucket_count);
+		}
+	}
+	flush_record();
+}
+
+static void exit_record(uint64_t pid, uint64_t stream, uint64_t t, int status,
+			uint64_t file, uint64_t pipe, uint64_t sock,
+			uint64_t readers, uint64_t writers)
+{
+	begin("exit", 5, pid, stream, t);
+	str("status");
+	msgpack_pack_int(&pk, status);
+	kv_uint("signal", 0);
+	str("fds");
+	msgpack_pack_map(&pk, 4);
+	kv_uint("file", file);
+	kv_uint("pipe", pipe);
+	kv_uint("socket", sock);
+	kv_uint("other", 0);
+	kv_uint("pending_pipe_readers", readers);
+	kv_uint("pending_pipe_writers", writers);
+	flush_record();
+}
+
+static void process_a(void)
+{
+	header(100, STREAM_A, 1, "start", 0, "/usr/bin/fixture-a", "--alpha", 1000);
+	/* Superseded by the final aggregate of thread 1 below. */
+	const struct sc early[] = { { 0, 5, 1000, 100, 300, 0, 0, 0, 0, 0, 0 },
+				    { 1, 400, 9999999, 1, 1, 0, 0, 0, 0, 0, 0 } };
+	aggregate(100, STREAM_A, 1, 100, 2000, false, early, 2);
+	begin("fork", 2, 100, STREAM_A, 2500);
+	kv_uint("child", 101);
+	kv_str("how", "fork");
+	flush_record();
+	const struct sc t1[] = {
+		{ 0, 50, 12340000, 100000, 400000, 0, 0, 0, 0, 0, 0 },
+		{ 1, 20, 2000000, 50000, 150000, 0, 2, 9, 2, 0, 0 },
+	};
+	const struct sc t2[] = {
+		{ 0, 10, 1000000, 20000, 200000, 7, 0, 11, 7, 0, 0 },
+		{ 110, 1000, 250000, 240, 260, 0, 0, 0, 0, 27, 1000 },
+	};
+	aggregate(100, STREAM_A, 2, 102, 3000, true, t2, 2);
+	aggregate(100, STREAM_A, 1, 100, 4000, true, t1, 2);
+	exit_record(100, STREAM_A, 4001, 0, 3, 1, 0, 1, 0);
+}
+
+static void process_b(void)
+{
+	header(101, STREAM_B, 100, "fork", STREAM_A, "/usr/bin/fixture-b", "--beta", 2600);
+	const struct sc t1[] = {
+		{ 257, 4, 400000, 50000, 200000, 0, 1, 2, 1, 0, 0 },
+		{ 0, 5, 500000, 100000, 100000, 0, 0, 0, 0, 0, 0 },
+	};
+	const struct sc t2[] = {
+		{ 202, 3, 9000000, 1000000, 5000000, 0, 0, 0, 0, 0, 0 },
+		{ 1, 2, 100000, 50000, 50000, 0, 0, 0, 0, 0, 0 },
+		{ 999, 1, 10, 10, 10, 0, 0, 0, 0, 9, 1 },
+	};
+	begin("events", 2, 101, STREAM_B, 2700);
+	kv_uint("tid", 101);
+	str("events");
+	msgpack_pack_array(&pk, 3);
+	const int64_t ev[3][4] = { { 2650, 100000, 0, 10 }, { 2800, 50000, 257, -2 },
+				   { 2900, 100000, 257, 3 } };
+	for (int i = 0; i < 3; i++) {
+		msgpack_pack_array(&pk, 4);
+		for (int k = 0; k < 3; k++)
+			msgpack_pack_uint64(&pk, (uint64_t)ev[i][k]);
+		msgpack_pack_int64(&pk, ev[i][3]);
+	}
+	flush_record();
+	begin("drop", 4, 101, STREAM_B, 2750);
+	kv_uint("records", 2);
+	kv_uint("events", 10);
+	kv_uint("bytes", 300);
+	kv_str("reason", "ring buffer full");
+	flush_record();
+	aggregate(101, STREAM_B, 1, 101, 5000, true, t1, 2);
+	aggregate(101, STREAM_B, 2, 103, 5000, true, t2, 3);
+	begin("exec", 1, 101, STREAM_B, 5001);
+	kv_str("path", "/bin/true");
+	flush_record();
+	exit_record(101, STREAM_B, 5002, 3, 0, 0, 2, 0, 2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = NULL, *which = "all";
+	bool two_members = false, unknown = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--gzip") == 0)
+			gzip_out = true;
+		else if (strcmp(argv[i], "--two-members") == 0)
+			two_members = true;
+		else if (strcmp(argv[i], "--unknown") == 0)
+			unknown = true;
+		else if (strncmp(argv[i], "--process=", 10) == 0)
+			which = argv[i] + 10;
+		else if (argv[i][0] != '-' && !path)
+			path = argv[i];
+		else {
+			fprintf(stderr, "usage: gen_trace [--gzip] [--two-members] "
+				"[--process=a|b|all] [--unknown] OUT\n");
+			return 99;
+		}
+	}
+	if (!path) {
+		fprintf(stderr, "gen_trace: no output file\n");
+		return 99;
+	}
+	out = fopen(path, "wb");
+	if (!out) {
+		perror(path);
+		return 99;
+	}
+	msgpack_sbuffer_init(&sbuf);
+	msgpack_packer_init(&pk, &sbuf, msgpack_sbuffer_write);
+	if (gzip_out)
+		gzip_begin();
+	if (strcmp(which, "b") != 0)
+		process_a();
+	if (gzip_out && two_members) {
+		gzip_end();
+		gzip_begin();
+	}
+	if (unknown) {
+		begin("future_record", 1, 100, STREAM_A, 4500);
+		kv_uint("answer", 42);
+		flush_record();
+	}
+	if (strcmp(which, "a") != 0)
+		process_b();
+	if (gzip_out)
+		gzip_end();
+	msgpack_sbuffer_destroy(&sbuf);
+	return fclose(out) ? 99 : 0;
+}
