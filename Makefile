@@ -66,7 +66,14 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 LIBS_TRACER := -lbpf -lelf -lz -lmsgpackc
 
+RUNNER_SRC := $(wildcard runner/*.c)
+RUNNER_OBJ := $(RUNNER_SRC:%.c=$(BUILD)/obj/%.o)
+LIBS_RUNNER := -ljansson -lcrypto -lm
+
 TOOLS := $(BUILD)/libkprof.so $(BUILD)/kanalyze
+ifneq ($(RUNNER_SRC),)
+TOOLS += $(BUILD)/krunner
+endif
 ifneq ($(BPF_SRC),)
 TOOLS += $(BUILD)/kbpf-trace
 endif
@@ -130,12 +137,22 @@ $(BUILD)/kbpf-trace: $(TRACER_OBJ) $(BUILD)/libkcommon.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(TRACER_OBJ) $(BUILD)/libkcommon.a $(LIBS_TRACER)
 
+$(BUILD)/krunner: $(RUNNER_OBJ) $(BUILD)/libkcommon.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(RUNNER_OBJ) $(BUILD)/libkcommon.a $(LIBS_RUNNER)
+
 # Benchmark and test programs: one C file each. They are the *profiled*
 # programs, so they are built plainly (no sanitizer) unless noted.
 $(BUILD)/programs/%: programs/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< -lpthread
+# Statically linked test programs (no dynamic loader: what no LD_PRELOAD
+# shim can see). More specific than the rule below, so make prefers it.
+$(BUILD)/tests/static_%: tests/static_%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -static -o $@ $<
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libkcommon.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -157,6 +174,7 @@ demo: deps
 install: $(TOOLS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	install -m 0755 $(BUILD)/kanalyze $(DESTDIR)$(PREFIX)/bin/
+	if [ -f $(BUILD)/krunner ]; then install -m 0755 $(BUILD)/krunner $(DESTDIR)$(PREFIX)/bin/; fi
 	if [ -f $(BUILD)/kbpf-trace ]; then install -m 0755 $(BUILD)/kbpf-trace $(DESTDIR)$(PREFIX)/bin/; fi
 	install -m 0755 $(BUILD)/libkprof.so $(DESTDIR)$(PREFIX)/lib/
 

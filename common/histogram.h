@@ -6,10 +6,31 @@
 #ifndef KPROF_HISTOGRAM_H
 #define KPROF_HISTOGRAM_H
 
+/* The BPF side (bpf/kbpf_trace.bpf.c) gets these types from vmlinux.h. */
+#ifndef __bpf__
 #include <stdint.h>
+#endif
 
 #define KP_HIST_BUCKETS 160
 #define KP_HIST_MAX_LOG2 40
+
+/* floor(log2(v)) for v > 0. */
+static inline unsigned kp_log2_u64(uint64_t v)
+{
+#ifdef __bpf__
+	/* clang 14 crashes lowering __builtin_clzll for the BPF target. */
+	unsigned r = 0;
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r;
+#else
+	return 63 - (unsigned)__builtin_clzll(v);
+#endif
+}
 
 static inline unsigned kp_hist_bucket(uint64_t ns)
 {
@@ -17,7 +38,7 @@ static inline unsigned kp_hist_bucket(uint64_t ns)
 		return (unsigned)ns;
 	if (ns >= (1ULL << KP_HIST_MAX_LOG2))
 		return KP_HIST_BUCKETS - 1;
-	unsigned e = 63 - (unsigned)__builtin_clzll(ns);
+	unsigned e = kp_log2_u64(ns);
 	return 4 * (e - 1) + (unsigned)((ns >> (e - 2)) & 3);
 }
 
