@@ -5,7 +5,7 @@
 set -eu
 build="gcc make libc6-dev linux-libc-dev libmsgpack-dev zlib1g-dev libjansson-dev clang llvm libbpf-dev bpftool libelf-dev libssl-dev"
 demo="$build nodejs"
-test="$demo jq bc strace"
+test="$demo jq bc strace golang-go"
 case ${1:-demo} in
 demo) want=$demo ;;
 test) want=$test ;;

@@ -1,0 +1,780 @@
+/*
+ * From kernel data to records: sums the per-CPU aggregation maps into
+ * cumulative `aggregate` records, turns lifecycle notes into `fork`,
+ * `exec`, `exit` records and new streams, batches ring buffer events into
+ * `events` records, and reports every loss as a `drop` record.
+ *
+ * Notes are queued by the ring buffer callback and handled after the
+ * rings are drained, so that the events of an image that ends are all in
+ * hand (submitted before its note) when its last records are written.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "histogram.h"
+#include "kbpf_trace.h"
+#include "syscalls.h"
+#include "tracer.h"
+
+#define EVENTS_BUFFERED 65536
+#define EVENTS_PER_RECORD 1024
+#define COVERAGE "every syscall of the traced processes, from the kernel side"
+
+_Static_assert(KBPF_HIST_BUCKETS == KP_HIST_BUCKETS, "histogram size");
+_Static_assert(KBPF_SYSCALL_MAX == KP_SYSCALL_MAX, "syscall table size");
+
+static struct tracer *tr;
+static struct collector_config cfg;
+static pid_t start_child;
+static int start_child_status = -1;
+static int ncpus;
+static struct utsname uts;
+
+static struct kbpf_event *evbuf;
+static size_t n_events;
+
+/* Notes waiting for the rings to be drained. */
+static struct kbpf_note_exec *queue;
+static size_t n_queued, cap_queued;
+
+struct agg_entry {
+	struct kbpf_agg_key key;
+	struct kbpf_agg_value v;
+};
+struct errno_entry {
+	struct kbpf_errno_key key;
+	uint64_t count;
+};
+
+void collector_init(struct tracer *t, const struct collector_config *c,
+		    pid_t child)
+{
+	tr = t;
+	cfg = *c;
+	start_child = child;
+	ncpus = libbpf_num_possible_cpus();
+	uname(&uts);
+	if (cfg.events)
+		evbuf = malloc(EVENTS_BUFFERED * sizeof(*evbuf));
+}
+
+int collect_start_child_status(void)
+{
+	return start_child_status;
+}
+
+static struct kp_rec_common common_now(const struct image *im, uint64_t time_ns)
+{
+	struct kp_rec_common c = {
+		.pid = im->tgid,
+		.stream = im->stream,
+		.time_ns = time_ns ? time_ns : now_ns(CLOCK_MONOTONIC),
+	};
+	return c;
+}
+
+/* A drop record for whatever the image's file lost since the last one. */
+static void report_sink_loss(struct image *im)
+{
+	struct sink *s = im->sink;
+	if (!s || !s->lost_records)
+		return;
+	struct kp_rec_drop d = {
+		.c = common_now(im, 0),
+		.records = s->lost_records,
+		.bytes = s->lost_bytes,
+		.reason = s->lost_reason,
+	};
+	s->lost_records = s->lost_bytes = 0;
+	kp_rec_drop(&s->w, &d);
+}
+
+void image_begin(struct image *im, uint64_t time_ns)
+{
+	if (!im->exe)
+		image_fill_from_proc(im);
+	im->sink = output_sink(im->exe, (pid_t)im->tgid);
+	if (!im->sink)
+		return;
+	struct kp_rec_header h = {
+		.c = common_now(im, time_ns),
+		.producer = "bpf",
+		.ppid = im->ppid,
+		.origin = im->origin,
+		.parent_stream = im->parent_stream,
+		.exe = im->exe ? im->exe : "",
+		.argv = (const char *const *)im->argv,
+		.argc = im->argc,
+		.host = uts.nodename,
+		.kernel = uts.release,
+		.arch = kp_host_arch(),
+		.monotonic_ns = now_ns(CLOCK_MONOTONIC),
+		.realtime_ns = now_ns(CLOCK_REALTIME),
+		.hook_mode = NULL,
+		.coverage = COVERAGE,
+		.events = cfg.events,
+		.interval_ms = cfg.interval_ms,
+	};
+	kp_rec_header(&im->sink->w, &h);
+	sink_flush(im->sink);
+	info(1, "stream %016llx: pid %u (%s), origin %s\n",
+	     (unsigned long long)im->stream, im->tgid, im->exe ? im->exe : "?",
+	     im->origin);
+}
+
+/* An image whose note was lost: it still gets a stream. */
+static struct image *image_lazy(uint32_t tgid, uint32_t image)
+{
+	struct image *im = image_find(tgid, image);
+	if (im)
+		return im;
+	im = image_new(tgid, image);
+	if (!im)
+		return NULL;
+	im->origin = image == 1 ? "fork" : "exec";
+	image_fill_from_proc(im);
+	image_begin(im, 0);
+	return im;
+}
+
+/* ---------------------------------------------------------------- events */
+
+int collect_event(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	if (size < sizeof(struct kbpf_event) || !evbuf)
+		return 0;
+	if (n_events == EVENTS_BUFFERED)
+		collect_flush_events();
+	memcpy(&evbuf[n_events++], data, sizeof(struct kbpf_event));
+	return 0;
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct kbpf_event *x = a, *y = b;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->image != y->image)
+		return x->image < y->image ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return 0;
+}
+
+void collect_flush_events(void)
+{
+	if (!n_events)
+		return;
+	qsort(evbuf, n_events, sizeof(*evbuf), cmp_event);
+	for (size_t i = 0; i < n_events;) {
+		size_t j = i;
+		while (j < n_events && j - i < EVENTS_PER_RECORD &&
+		       evbuf[j].tgid == evbuf[i].tgid &&
+		       evbuf[j].image == evbuf[i].image &&
+		       evbuf[j].tid == evbuf[i].tid)
+			j++;
+		struct image *im = image_lazy(evbuf[i].tgid, evbuf[i].image);
+		if (im && im->sink) {
+			struct kp_rec_common c = common_now(im, 0);
+			kp_rec_events_begin(&im->sink->w, &c, evbuf[i].tid,
+					    (unsigned)(j - i));
+			for (size_t k = i; k < j; k++)
+				kp_rec_event(&im->sink->w, evbuf[k].start_ns,
+					     evbuf[k].duration_ns, evbuf[k].nr,
+					     evbuf[k].ret);
+			sink_flush(im->sink);
+		}
+		i = j;
+	}
+	n_events = 0;
+}
+
+/* ------------------------------------------------------------ aggregates */
+
+static int cmp_agg(const void *a, const void *b)
+{
+	const struct kbpf_agg_key *x = a, *y = b;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->image != y->image)
+		return x->image < y->image ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->nr != y->nr)
+		return x->nr < y->nr ? -1 : 1;
+	return 0;
+}
+
+static int cmp_errno(const void *a, const void *b)
+{
+	const struct kbpf_errno_key *x = a, *y = b;
+	int c = cmp_agg(&x->agg, &y->agg);
+	if (c)
+		return c;
+	return x->error < y->error ? -1 : x->error > y->error;
+}
+
+static bool key_selected(const struct kbpf_agg_key *k, const struct image *only)
+{
+	return !only || (k->tgid == only->tgid && k->image == only->image);
+}
+
+/*
+ * Reads and sums (over CPUs) the aggregation entries of one image, or of
+ * every image. BPF never deletes from these maps, so iterating while it
+ * inserts neither skips nor repeats an old key.
+ */
+static int read_aggs(const struct image *only, struct agg_entry **out, size_t *n_out)
+{
+	struct kbpf_agg_value *percpu = calloc(ncpus, sizeof(*percpu));
+	struct agg_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	struct kbpf_agg_key key, next;
+	void *prev = NULL;
+	int err = 0;
+
+	if (!percpu)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(tr->aggs_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (!key_selected(&key, only))
+			continue;
+		if (bpf_map_lookup_elem(tr->aggs_fd, &key, percpu))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			struct agg_entry *nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		struct agg_entry *e = &v[n++];
+		memset(e, 0, sizeof(*e));
+		e->key = key;
+		for (int cpu = 0; cpu < ncpus; cpu++) {
+			const struct kbpf_agg_value *c = &percpu[cpu];
+			if (!c->count)
+				continue;
+			if (!e->v.count || c->min_ns < e->v.min_ns)
+				e->v.min_ns = c->min_ns;
+			if (c->max_ns > e->v.max_ns)
+				e->v.max_ns = c->max_ns;
+			e->v.count += c->count;
+			e->v.time_ns += c->time_ns;
+			e->v.retries += c->retries;
+			e->v.errors += c->errors;
+			for (int b = 0; b < KBPF_HIST_BUCKETS; b++)
+				e->v.hist[b] += c->hist[b];
+		}
+	}
+	free(percpu);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_agg);
+	*out = v;
+	*n_out = n;
+	return err;
+}
+
+static int read_errnos(const struct image *only, struct errno_entry **out,
+		       size_t *n_out)
+{
+	uint64_t *percpu = calloc(ncpus, sizeof(*percpu));
+	struct errno_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	struct kbpf_errno_key key, next;
+	void *prev = NULL;
+	int err = 0;
+
+	if (!percpu)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(tr->errnos_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (!key_selected(&key.agg, only))
+			continue;
+		if (bpf_map_lookup_elem(tr->errnos_fd, &key, percpu))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			struct errno_entry *nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		v[n].key = key;
+		v[n].count = 0;
+		for (int cpu = 0; cpu < ncpus; cpu++)
+			v[n].count += percpu[cpu];
+		n++;
+	}
+	free(percpu);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_errno);
+	*out = v;
+	*n_out = n;
+	return err;
+}
+
+static bool tid_in(const uint32_t *set, unsigned n, uint32_t tid)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (set[i] == tid)
+			return true;
+	return false;
+}
+
+static void tid_add(uint32_t **set, unsigned *n, unsigned *cap, uint32_t tid)
+{
+	if (tid_in(*set, *n, tid))
+		return;
+	if (*n == *cap) {
+		unsigned ncap = *cap ? 2 * *cap : 16;
+		uint32_t *ns = realloc(*set, ncap * sizeof(**set));
+		if (!ns)
+			return;
+		*set = ns;
+		*cap = ncap;
+	}
+	(*set)[(*n)++] = tid;
+}
+
+/*
+ * One `aggregate` record per (image, thread) group of entries [i, j).
+ * Errno entries are in the same order, *e is the cursor into them.
+ */
+static void write_group(struct image *im, const struct agg_entry *a, size_t i,
+			size_t j, const struct errno_entry *ev, size_t n_ev,
+			size_t *e, bool final, bool process_exited)
+{
+	uint32_t tid = a[i].key.tid;
+	bool exited = cfg.per_thread ? tid_in(im->exited_tids, im->n_exited, tid)
+				     : process_exited;
+	if (cfg.per_thread && tid_in(im->done_tids, im->n_done, tid))
+		return;
+	struct kp_rec_common c = common_now(im, 0);
+	kp_rec_aggregate_begin(&im->sink->w, &c, tid, tid, exited || process_exited,
+			       final, (unsigned)(j - i));
+	for (size_t k = i; k < j; k++) {
+		uint32_t err_value[64];
+		uint64_t err_count[64];
+		unsigned n_err = 0;
+		while (*e < n_ev && cmp_agg(&ev[*e].key.agg, &a[k].key) < 0)
+			(*e)++;
+		while (*e < n_ev && cmp_agg(&ev[*e].key.agg, &a[k].key) == 0) {
+			if (n_err < 64) {
+				err_value[n_err] = ev[*e].key.error;
+				err_count[n_err] = ev[*e].count;
+				n_err++;
+			}
+			(*e)++;
+		}
+		struct kp_rec_syscall s = {
+			.nr = a[k].key.nr,
+			.count = a[k].v.count,
+			.time_ns = a[k].v.time_ns,
+			.min_ns = a[k].v.min_ns,
+			.max_ns = a[k].v.max_ns,
+			.retries = a[k].v.retries,
+			.errors = a[k].v.errors,
+			.n_errno = n_err,
+			.errno_value = err_value,
+			.errno_count = err_count,
+			.hist64 = (const uint64_t *)a[k].v.hist,
+		};
+		kp_rec_syscall(&im->sink->w, &s);
+	}
+	if (cfg.per_thread && exited)
+		tid_add(&im->done_tids, &im->n_done, &im->cap_done, tid);
+}
+
+/*
+ * Cumulative aggregates of one image (final) or of every live image, then
+ * for a final one the map entries are deleted: nothing adds to them.
+ */
+static void write_aggregates(struct image *only, bool final, bool exited)
+{
+	struct agg_entry *a = NULL;
+	struct errno_entry *ev = NULL;
+	size_t n_a = 0, n_ev = 0, e = 0;
+	bool wrote_only = false;
+
+	if (read_aggs(only, &a, &n_a) || read_errnos(only, &ev, &n_ev))
+		fprintf(stderr, TOOL ": out of memory reading the aggregates\n");
+	for (size_t i = 0; i < n_a;) {
+		size_t j = i;
+		while (j < n_a && a[j].key.tgid == a[i].key.tgid &&
+		       a[j].key.image == a[i].key.image && a[j].key.tid == a[i].key.tid)
+			j++;
+		struct image *im = only ? only : image_lazy(a[i].key.tgid, a[i].key.image);
+		if (im && im->sink && !im->ended) {
+			report_sink_loss(im);
+			write_group(im, a, i, j, ev, n_ev, &e, final, exited);
+			wrote_only = true;
+		}
+		i = j;
+	}
+	if (only && !wrote_only && only->sink) {
+		/* Not one call: the stream still gets its final aggregate. */
+		struct kp_rec_common c = common_now(only, 0);
+		kp_rec_aggregate_begin(&only->sink->w, &c, 0, 0, exited, final, 0);
+	}
+	if (only && final) {
+		for (size_t i = 0; i < n_a; i++)
+			bpf_map_delete_elem(tr->aggs_fd, &a[i].key);
+		for (size_t i = 0; i < n_ev; i++)
+			bpf_map_delete_elem(tr->errnos_fd, &ev[i].key);
+	}
+	free(a);
+	free(ev);
+}
+
+/* ----------------------------------------------------------------- drops */
+
+static void write_drop(struct image *im, uint64_t records, uint64_t events,
+		       const char *reason)
+{
+	struct kp_rec_drop d = {
+		.c = common_now(im, 0),
+		.records = records,
+		.events = events,
+		.reason = reason,
+	};
+	kp_rec_drop(&im->sink->w, &d);
+	info(1, "pid %u: lost %llu records, %llu calls: %s\n", im->tgid,
+	     (unsigned long long)records, (unsigned long long)events, reason);
+}
+
+/* Reports the growth of the tgid's loss counters since the last report. */
+static void report_kernel_losses(struct image *im, uint64_t lost_events,
+				 uint64_t lost_calls, uint64_t lost_notes)
+{
+	if (!im->sink)
+		return;
+	if (lost_events > im->lost_events)
+		write_drop(im, 0, lost_events - im->lost_events, "ring buffer full");
+	if (lost_calls > im->lost_calls)
+		write_drop(im, 0, lost_calls - im->lost_calls,
+			   "aggregation map full: calls not counted");
+	if (lost_notes > im->lost_notes)
+		write_drop(im, lost_notes - im->lost_notes, 0,
+			   "notification ring buffer full");
+	im->lost_events = lost_events > im->lost_events ? lost_events : im->lost_events;
+	im->lost_calls = lost_calls > im->lost_calls ? lost_calls : im->lost_calls;
+	im->lost_notes = lost_notes > im->lost_notes ? lost_notes : im->lost_notes;
+}
+
+static void report_from_map(struct image *im)
+{
+	struct kbpf_proc p;
+	uint32_t key = im->tgid;
+	if (bpf_map_lookup_elem(tr->traced_fd, &key, &p) == 0)
+		report_kernel_losses(im, p.lost_events, p.lost_calls, p.lost_notes);
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+static void image_end(struct image *im)
+{
+	if (im->sink)
+		sink_flush(im->sink);
+	im->ended = true;
+	image_free(im);
+}
+
+static void copy_identity(struct image *to, const struct image *from)
+{
+	if (from->exe)
+		to->exe = strdup(from->exe);
+	if (from->argc) {
+		to->argv = calloc(from->argc + 1, sizeof(*to->argv));
+		if (to->argv) {
+			for (unsigned i = 0; i < from->argc; i++)
+				to->argv[i] = strdup(from->argv[i]);
+			to->argc = from->argc;
+		}
+	}
+}
+
+static const char *how_name(uint32_t nr)
+{
+	const char *name = nr == (uint32_t)-1 ? NULL : kp_syscall_name(NULL, nr);
+	return name ? name : "clone";
+}
+
+static void on_fork_note(const struct kbpf_note *n)
+{
+	struct image *parent = image_lazy(n->tgid, n->image);
+	if (parent && parent->sink) {
+		struct kp_rec_common c = common_now(parent, n->time_ns);
+		kp_rec_fork(&parent->sink->w, &c, n->child, how_name(n->how_nr));
+		sink_flush(parent->sink);
+	}
+	if (image_find(n->child, 1))
+		return;
+	struct image *child = image_new(n->child, 1);
+	if (!child)
+		return;
+	child->origin = "fork";
+	child->ppid = n->tgid;
+	if (parent) {
+		child->parent_stream = parent->stream;
+		copy_identity(child, parent);
+	} else {
+		image_fill_from_proc(child);
+	}
+	image_begin(child, n->time_ns);
+}
+
+static void end_image(struct image *im, bool exited)
+{
+	collect_flush_events();
+	write_aggregates(im, true, exited);
+}
+
+static void on_exec_note(const struct kbpf_note_exec *x)
+{
+	const struct kbpf_note *n = &x->note;
+	struct image *old = n->origin_start ? NULL : image_find(n->tgid, n->image);
+	uint64_t parent_stream = 0;
+	struct image saved = { 0 };
+
+	if (old) {
+		end_image(old, false);
+		report_from_map(old);
+		if (old->sink) {
+			struct kp_rec_common c = common_now(old, n->time_ns);
+			kp_rec_exec(&old->sink->w, &c, x->filename);
+		}
+		parent_stream = old->stream;
+		saved = *old;
+		image_end(old);
+	}
+	struct image *im = image_find(n->tgid, n->image + 1);
+	if (im)
+		return; /* created lazily already */
+	im = image_new(n->tgid, n->image + 1);
+	if (!im)
+		return;
+	im->origin = n->origin_start ? "start" : "exec";
+	im->parent_stream = parent_stream;
+	im->ppid = n->ppid;
+	im->lost_events = saved.lost_events;
+	im->lost_calls = saved.lost_calls;
+	im->lost_notes = saved.lost_notes;
+	/* FORMAT's exe is /proc/PID/exe: the resolved path of the file. */
+	if (x->filename[0] == '/' && strncmp(x->filename, "/proc/", 6) != 0)
+		im->exe = realpath(x->filename, NULL);
+	if (!im->exe)
+		image_fill_from_proc(im);
+	if (!im->exe)
+		im->exe = strndup(x->filename, sizeof(x->filename));
+	if (x->args_len)
+		image_set_argv_from_block(im, x->args,
+					  x->args_len < KBPF_ARGS_MAX ? x->args_len
+								      : KBPF_ARGS_MAX);
+	image_begin(im, n->time_ns);
+}
+
+static void write_exit(struct image *im, uint64_t time_ns, int64_t status,
+		       uint64_t signal, const uint64_t fds[4], uint64_t readers,
+		       uint64_t writers, bool detached)
+{
+	if (!im->sink)
+		return;
+	struct kp_rec_exit e = {
+		.c = common_now(im, time_ns),
+		.status = status,
+		.signal = signal,
+		.fds_file = fds[0],
+		.fds_pipe = fds[1],
+		.fds_socket = fds[2],
+		.fds_other = fds[3],
+		.pending_pipe_readers = readers,
+		.pending_pipe_writers = writers,
+	};
+	if (detached)
+		kp_rec_exit_detached(&im->sink->w, &e);
+	else
+		kp_rec_exit(&im->sink->w, &e);
+}
+
+static void on_exit_note(const struct kbpf_note *n)
+{
+	int signal = n->exit_code & 0x7f;
+	int64_t status = signal ? -1 : (n->exit_code >> 8) & 0xff;
+
+	if (start_child && n->tgid == (uint32_t)start_child && start_child_status < 0)
+		start_child_status = n->exit_code;
+	struct image *im = image_find(n->tgid, n->image);
+	if (!im)
+		return;
+	end_image(im, true);
+	report_kernel_losses(im, n->lost_events, n->lost_calls, n->lost_notes);
+	uint64_t fds[4] = { n->fds[0], n->fds[1], n->fds[2], n->fds[3] };
+	if (!n->fds_known)
+		memset(fds, 0, sizeof(fds));
+	write_exit(im, n->time_ns, status, (uint64_t)signal, fds,
+		   n->pending_pipe_readers, n->pending_pipe_writers, false);
+	info(1, "pid %u exited (status %lld, signal %d)\n", n->tgid,
+	     (long long)status, signal);
+	image_end(im);
+}
+
+int collect_note(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	if (size < sizeof(struct kbpf_note))
+		return 0;
+	if (n_queued == cap_queued) {
+		size_t ncap = cap_queued ? 2 * cap_queued : 64;
+		struct kbpf_note_exec *nq = realloc(queue, ncap * sizeof(*queue));
+		if (!nq)
+			return -ENOMEM;
+		queue = nq;
+		cap_queued = ncap;
+	}
+	memset(&queue[n_queued], 0, sizeof(queue[0]));
+	memcpy(&queue[n_queued], data,
+	       size < sizeof(queue[0]) ? size : sizeof(queue[0]));
+	n_queued++;
+	return 0;
+}
+
+bool collect_start_pending(void)
+{
+	return start_child && start_child_status < 0 && !image_find(start_child, 1);
+}
+
+void collect_process_notes(void)
+{
+	for (size_t i = 0; i < n_queued; i++) {
+		const struct kbpf_note *n = &queue[i].note;
+		switch (n->kind) {
+		case KBPF_NOTE_FORK:
+			on_fork_note(n);
+			break;
+		case KBPF_NOTE_EXEC:
+			on_exec_note(&queue[i]);
+			break;
+		case KBPF_NOTE_EXIT:
+			on_exit_note(n);
+			break;
+		case KBPF_NOTE_THREAD_EXIT: {
+			struct image *im = image_find(n->tgid, n->image);
+			if (im)
+				tid_add(&im->exited_tids, &im->n_exited,
+					&im->cap_exited, n->tid);
+			break;
+		}
+		}
+	}
+	n_queued = 0;
+}
+
+/* --------------------------------------------------------------- periodic */
+
+static void flush_image(struct image *im, void *ctx)
+{
+	(void)ctx;
+	report_from_map(im);
+	if (im->sink)
+		sink_flush(im->sink);
+}
+
+void collect_interval(void)
+{
+	collect_flush_events();
+	write_aggregates(NULL, false, false);
+	images_each(flush_image, NULL);
+}
+
+/*
+ * An image whose tgid left the traced map (BPF removes it at exit) or
+ * whose process is gone, still without its exit note after the rings were
+ * drained twice: the note was lost. Its stream ends with status unknown.
+ */
+static void check_one(struct image *im, void *ctx)
+{
+	(void)ctx;
+	struct kbpf_proc p;
+	uint32_t key = im->tgid;
+	bool in_map = bpf_map_lookup_elem(tr->traced_fd, &key, &p) == 0 &&
+		      p.image == im->image;
+	if (in_map && proc_exists((pid_t)im->tgid)) {
+		im->suspect = false;
+		return;
+	}
+	if (!im->suspect) {
+		im->suspect = true;
+		return;
+	}
+	uint64_t fds[4] = { 0 };
+	end_image(im, true);
+	if (im->sink)
+		write_drop(im, 1, 0, "exit notification lost");
+	if (in_map)
+		tracer_remove_pid(tr, (pid_t)im->tgid);
+	write_exit(im, 0, -1, 0, fds, 0, 0, false);
+	image_end(im);
+}
+
+void collect_check_liveness(void)
+{
+	images_each(check_one, NULL);
+}
+
+/* ------------------------------------------------------------------- end */
+
+static void untrace(struct image *im, void *ctx)
+{
+	(void)ctx;
+	report_from_map(im);
+	tracer_remove_pid(tr, (pid_t)im->tgid);
+}
+
+static void finish_one(struct image *im, void *ctx)
+{
+	(void)ctx;
+	uint64_t fds[4], readers, writers;
+	pid_t pid = (pid_t)im->tgid;
+
+	end_image(im, false);
+	proc_fds(pid, fds);
+	proc_pending_pipes(pid, &readers, &writers);
+	write_exit(im, 0, -1, 0, fds, readers, writers, true);
+	info(1, "pid %u detached, still running\n", im->tgid);
+	image_end(im);
+}
+
+/*
+ * End of tracing with processes still running: untrace them first (no
+ * call is counted after this), drain what the kernel already produced,
+ * then write each one's final records.
+ */
+void collect_finish(void)
+{
+	images_each(untrace, NULL);
+	if (start_child && start_child_status < 0)
+		tracer_remove_pid(tr, start_child);
+	ring_buffer__consume(tr->rings);
+	collect_process_notes();
+	collect_flush_events();
+	images_each(finish_one, NULL);
+}

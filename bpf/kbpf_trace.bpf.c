@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel side of kbpf-trace: times every syscall of the traced processes
+ * on the raw syscall tracepoints and aggregates in the kernel; follows
+ * fork, exec and exit on the sched tracepoints and tells user space about
+ * them through the `notes` ring buffer; with --events, streams each call
+ * through the `events` ring buffer.
+ *
+ * Every program exists twice: tp_btf (BTF-typed arguments, cheapest) and
+ * raw_tp (the fallback where tp_btf cannot attach). User space enables one
+ * set with bpf_program__set_autoload() before load. Both read kernel
+ * structures through BPF_CORE_READ, so the shared logic is one function.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "histogram.h"
+#include "kbpf_trace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by user space between open and load. */
+const volatile bool cfg_follow = false;	    /* add fork children */
+const volatile bool cfg_per_thread = false; /* aggregate per tid */
+const volatile bool cfg_events = false;	    /* per-call events */
+const volatile __u64 cfg_events_wakeup_bytes = 65536;
+
+#define EAGAIN 11
+#define EINTR 4
+#define ERESTARTSYS 512
+#define ERESTART_RESTARTBLOCK 516
+#define MAX_ERRNO 4095
+#define SIGNAL_GROUP_EXIT 0x00000004
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+#define S_IFREG 0100000
+#define S_IFIFO 0010000
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_READ 0
+#define NR_WRITE 1
+#define NR_READV 19
+#define NR_WRITEV 20
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_READ 63
+#define NR_WRITE 64
+#define NR_READV 65
+#define NR_WRITEV 66
+#else
+#error "kbpf-trace: unsupported architecture"
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct kbpf_proc);
+} traced SEC(".maps");
+
+/* A traced thread's call in flight (created at its first traced call). */
+struct inflight {
+	__u64 start_ns; /* 0: none */
+	__u32 nr;
+	__s32 fd;	/* first argument of read/write/readv/writev */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct inflight);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct kbpf_agg_key);
+	__type(value, struct kbpf_agg_value);
+} aggs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct kbpf_errno_key);
+	__type(value, __u64);
+} errnos SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} notes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+/* Too large for the BPF stack: the initial value of a new aggs entry. */
+static const struct kbpf_agg_value zero_value;
+
+static __always_inline bool is_pipe_rw(__u32 nr)
+{
+	return nr == NR_READ || nr == NR_WRITE || nr == NR_READV ||
+	       nr == NR_WRITEV;
+}
+
+static __always_inline void on_enter(struct pt_regs *regs, long id)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	/* Untraced processes pay this one lookup. */
+	if (!bpf_map_lookup_elem(&traced, &tgid))
+		return;
+	if (id < 0 || id >= KBPF_SYSCALL_MAX)
+		return;
+
+	struct inflight *f = bpf_task_storage_get(&inflight,
+						  bpf_get_current_task_btf(), 0,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!f) {
+		struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
+		if (p)
+			__sync_fetch_and_add(&p->lost_calls, 1);
+		return;
+	}
+	f->nr = id;
+	f->fd = is_pipe_rw(id) ? (__s32)PT_REGS_PARM1_CORE_SYSCALL(regs) : -1;
+	f->start_ns = bpf_ktime_get_ns();
+}
+
+static __always_inline umode_t fd_mode(struct task_struct *task, int fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *file = NULL;
+
+	if (fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	if (!file)
+		return 0;
+	return BPF_CORE_READ(file, f_inode, i_mode);
+}
+
+/*
+ * A thread killed while blocked in a pipe read or write returns from the
+ * syscall (sys_exit fires with -ERESTARTSYS or -EINTR) before it dies;
+ * with SIGNAL_GROUP_EXIT set the whole process is going away, which is
+ * what the exit record's pending_pipe_* counters report.
+ */
+static __always_inline void check_pending_pipe(struct kbpf_proc *p,
+					       struct inflight *f, long ret)
+{
+	if (f->fd < 0 || !(ret == -EINTR || (ret <= -ERESTARTSYS &&
+					     ret >= -ERESTART_RESTARTBLOCK)))
+		return;
+	struct task_struct *task = bpf_get_current_task_btf();
+	if (!(BPF_CORE_READ(task, signal, flags) & SIGNAL_GROUP_EXIT))
+		return;
+	if ((fd_mode(task, f->fd) & S_IFMT) != S_IFIFO)
+		return;
+	if (f->nr == NR_READ || f->nr == NR_READV)
+		__sync_fetch_and_add(&p->pending_pipe_readers, 1);
+	else
+		__sync_fetch_and_add(&p->pending_pipe_writers, 1);
+}
+
+static __always_inline void account(struct kbpf_proc *p, __u32 tgid,
+				    __u32 tid, __u32 nr, __u64 start_ns,
+				    __u64 duration_ns, long ret)
+{
+	struct kbpf_agg_key key = {
+		.tgid = tgid,
+		.tid = cfg_per_thread ? tid : 0,
+		.image = p->image,
+		.nr = nr,
+	};
+	struct kbpf_agg_value *v = bpf_map_lookup_elem(&aggs, &key);
+	if (!v) {
+		bpf_map_update_elem(&aggs, &key, &zero_value, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&aggs, &key);
+		if (!v) {
+			__sync_fetch_and_add(&p->lost_calls, 1);
+			return;
+		}
+	}
+	/* Per-CPU value: no other writer, plain updates suffice. */
+	v->count++;
+	v->time_ns += duration_ns;
+	if (v->min_ns == 0 || duration_ns < v->min_ns)
+		v->min_ns = duration_ns;
+	if (duration_ns > v->max_ns)
+		v->max_ns = duration_ns;
+	unsigned bucket = kp_hist_bucket(duration_ns);
+	if (bucket >= KBPF_HIST_BUCKETS)
+		bucket = KBPF_HIST_BUCKETS - 1;
+	v->hist[bucket]++;
+
+	if (ret < 0 && ret >= -MAX_ERRNO) {
+		if (ret == -EAGAIN)
+			v->retries++;
+		else
+			v->errors++;
+		struct kbpf_errno_key ekey = { .agg = key, .error = -ret };
+		__u64 *n = bpf_map_lookup_elem(&errnos, &ekey);
+		if (n) {
+			(*n)++;
+		} else {
+			__u64 one = 1;
+			if (bpf_map_update_elem(&errnos, &ekey, &one, BPF_NOEXIST))
+				__sync_fetch_and_add(&p->lost_calls, 1);
+		}
+	}
+
+	if (cfg_events) {
+		struct kbpf_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (!e) {
+			__sync_fetch_and_add(&p->lost_events, 1);
+			return;
+		}
+		e->tgid = tgid;
+		e->tid = tid;
+		e->image = p->image;
+		e->nr = nr;
+		e->start_ns = start_ns;
+		e->duration_ns = duration_ns;
+		e->ret = ret;
+		/* Wake the reader only for a batch worth reading. */
+		__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
+					      cfg_events_wakeup_bytes
+				      ? BPF_RB_FORCE_WAKEUP
+				      : BPF_RB_NO_WAKEUP;
+		bpf_ringbuf_submit(e, flags);
+	}
+}
+
+static __always_inline void on_exit(long ret)
+{
+	/* Untraced threads have no storage: one cheap pointer check. */
+	struct inflight *f = bpf_task_storage_get(&inflight,
+						  bpf_get_current_task_btf(), 0, 0);
+	if (!f || !f->start_ns)
+		return;
+	__u64 now = bpf_ktime_get_ns();
+	__u64 start_ns = f->start_ns;
+	f->start_ns = 0;
+
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
+	/*
+	 * Looked up at exit, not enter: a successful execve returns in the
+	 * new image (the exec handler bumped `image`), where it is counted.
+	 */
+	if (!p || (p->flags & KBPF_PROC_BEFORE_START))
+		return;
+	account(p, tgid, (__u32)pid_tgid, f->nr, start_ns, now - start_ns, ret);
+	check_pending_pipe(p, f, ret);
+}
+
+static __always_inline struct kbpf_note *note_reserve(struct kbpf_proc *p,
+						      __u32 size)
+{
+	struct kbpf_note *n = bpf_ringbuf_reserve(&notes, size, 0);
+	if (!n) {
+		__sync_fetch_and_add(&p->lost_notes, 1);
+		return NULL;
+	}
+	__builtin_memset(n, 0, sizeof(*n));
+	n->time_ns = bpf_ktime_get_ns();
+	return n;
+}
+
+static __always_inline void on_fork(struct task_struct *parent,
+				    struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+
+	if (ptgid == ctgid || !cfg_follow)
+		return; /* a thread: covered by its tgid */
+	struct kbpf_proc *pp = bpf_map_lookup_elem(&traced, &ptgid);
+	if (!pp || (pp->flags & KBPF_PROC_BEFORE_START))
+		return;
+	/* Before the child runs: not one of its syscalls is missed. */
+	struct kbpf_proc cp = { .image = 1 };
+	if (bpf_map_update_elem(&traced, &ctgid, &cp, BPF_ANY)) {
+		__sync_fetch_and_add(&pp->lost_notes, 1);
+		return;
+	}
+	struct kbpf_note *n = note_reserve(pp, sizeof(*n));
+	if (!n)
+		return;
+	n->kind = KBPF_NOTE_FORK;
+	n->tgid = ptgid;
+	n->tid = BPF_CORE_READ(parent, pid);
+	n->image = pp->image;
+	n->child = ctgid;
+	n->how_nr = (__u32)-1;
+	struct inflight *f = bpf_task_storage_get(&inflight,
+						  bpf_get_current_task_btf(), 0, 0);
+	if (f && f->start_ns)
+		n->how_nr = f->nr;
+	bpf_ringbuf_submit(n, 0);
+}
+
+static __always_inline void on_exec(struct task_struct *task,
+				    struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
+	if (!p)
+		return;
+	__u32 old_image = p->image;
+	bool start = p->flags & KBPF_PROC_BEFORE_START;
+	/* Other threads are gone (de_thread): nobody else updates p. */
+	p->flags &= ~KBPF_PROC_BEFORE_START;
+	p->image = old_image + 1;
+
+	struct kbpf_note_exec *e = (void *)note_reserve(p, sizeof(*e));
+	if (!e)
+		return;
+	e->note.kind = KBPF_NOTE_EXEC;
+	e->note.tgid = tgid;
+	e->note.tid = BPF_CORE_READ(task, pid);
+	e->note.image = old_image;
+	e->note.ppid = BPF_CORE_READ(task, real_parent, tgid);
+	e->note.origin_start = start;
+	e->filename[0] = 0;
+	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
+				  BPF_CORE_READ(bprm, filename));
+	/* The new image's argv strings, as the kernel just laid them out. */
+	unsigned long arg_start = BPF_CORE_READ(task, mm, arg_start);
+	unsigned long arg_end = BPF_CORE_READ(task, mm, arg_end);
+	__u32 len = arg_end > arg_start ? arg_end - arg_start : 0;
+	if (len > KBPF_ARGS_MAX - 1)
+		len = KBPF_ARGS_MAX - 1;
+	len &= KBPF_ARGS_MAX - 1; /* a bound the verifier sees */
+	e->args_len = 0;
+	if (len && !bpf_probe_read_user(e->args, len, (void *)arg_start))
+		e->args_len = len;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Counting open descriptors by kind, one bitmap word per bpf_loop step. */
+struct fd_walk {
+	__u64 fd_array;	 /* struct file ** */
+	__u64 open_fds;	 /* unsigned long * */
+	__u32 counts[4]; /* file, pipe, socket, other */
+};
+
+static long fd_walk_word(__u32 word, struct fd_walk *w)
+{
+	__u64 bits = 0;
+
+	if (bpf_probe_read_kernel(&bits, sizeof(bits),
+				  (void *)(w->open_fds + word * 8)))
+		return 1;
+	for (int b = 0; b < 64; b++) {
+		if (!bits)
+			break;
+		if (!(bits & 1)) {
+			bits >>= 1;
+			continue;
+		}
+		bits >>= 1;
+		struct file *file = NULL;
+		bpf_probe_read_kernel(&file, sizeof(file),
+				      (void *)(w->fd_array + (word * 64 + b) * 8));
+		if (!file)
+			continue;
+		umode_t mode = BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT;
+		if (mode == S_IFREG)
+			w->counts[0]++;
+		else if (mode == S_IFIFO)
+			w->counts[1]++;
+		else if (mode == S_IFSOCK)
+			w->counts[2]++;
+		else
+			w->counts[3]++;
+	}
+	return 0;
+}
+
+static __always_inline void on_task_exit(struct task_struct *task)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
+	if (!p)
+		return;
+
+	/* exit and exit_group never return: their call ends here. */
+	struct inflight *f = bpf_task_storage_get(&inflight,
+						  bpf_get_current_task_btf(), 0, 0);
+	if (f && f->start_ns && !(p->flags & KBPF_PROC_BEFORE_START)) {
+		__u64 now = bpf_ktime_get_ns();
+		account(p, tgid, (__u32)pid_tgid, f->nr, f->start_ns,
+			now - f->start_ns, 0);
+		f->start_ns = 0;
+	}
+
+	/* The tracepoint fires after signal->live was decremented. */
+	bool group_dead = BPF_CORE_READ(task, signal, live.counter) == 0;
+	if (!group_dead) {
+		if (!cfg_per_thread)
+			return;
+		struct kbpf_note *n = note_reserve(p, sizeof(*n));
+		if (!n)
+			return;
+		n->kind = KBPF_NOTE_THREAD_EXIT;
+		n->tgid = tgid;
+		n->tid = (__u32)pid_tgid;
+		n->image = p->image;
+		bpf_ringbuf_submit(n, 0);
+		return;
+	}
+
+	struct kbpf_note *n = note_reserve(p, sizeof(*n));
+	if (!n) {
+		bpf_map_delete_elem(&traced, &tgid);
+		return;
+	}
+	n->kind = KBPF_NOTE_EXIT;
+	n->tgid = tgid;
+	n->tid = (__u32)pid_tgid;
+	n->image = p->image;
+	n->pending_pipe_readers = p->pending_pipe_readers;
+	n->pending_pipe_writers = p->pending_pipe_writers;
+	n->lost_events = p->lost_events;
+	n->lost_calls = p->lost_calls;
+	n->lost_notes = p->lost_notes;
+	if (BPF_CORE_READ(task, signal, flags) & SIGNAL_GROUP_EXIT)
+		n->exit_code = BPF_CORE_READ(task, signal, group_exit_code);
+	else
+		n->exit_code = BPF_CORE_READ(task, exit_code);
+
+	/* exit_files() runs after this tracepoint: the table is intact. */
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	if (fdt) {
+		struct fd_walk w = {
+			.fd_array = (__u64)BPF_CORE_READ(fdt, fd),
+			.open_fds = (__u64)BPF_CORE_READ(fdt, open_fds),
+		};
+		__u32 words = BPF_CORE_READ(fdt, max_fds) / 64;
+		if (words > (1 << 14))
+			words = 1 << 14;
+		if (bpf_loop(words, fd_walk_word, &w, 0) >= 0) {
+			n->fds_known = 1;
+			for (int i = 0; i < 4; i++)
+				n->fds[i] = w.counts[i];
+		}
+	}
+	bpf_ringbuf_submit(n, 0);
+	bpf_map_delete_elem(&traced, &tgid);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
+{
+	on_enter(regs, id);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
+{
+	on_exit(ret);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_btf, struct task_struct *task, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	on_exec(task, bprm);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_btf, struct task_struct *task)
+{
+	on_task_exit(task);
+	return 0;
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
+{
+	on_enter(regs, id);
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
+{
+	on_exit(ret);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(exec_raw, struct task_struct *task, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	on_exec(task, bprm);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(exit_raw, struct task_struct *task)
+{
+	on_task_exit(task);
+	return 0;
+}

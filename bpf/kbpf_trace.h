@@ -1,0 +1,107 @@
+/*
+ * Types shared by the kernel side (kbpf_trace.bpf.c) and the user side of
+ * kbpf-trace: map keys and values, ring buffer records. Fixed-width
+ * integers only, so that both compilers lay them out the same way.
+ */
+#ifndef KBPF_TRACE_H
+#define KBPF_TRACE_H
+
+#define KBPF_HIST_BUCKETS 160	/* KP_HIST_BUCKETS of common/histogram.h */
+#define KBPF_SYSCALL_MAX 512	/* KP_SYSCALL_MAX of common/syscalls.h */
+#define KBPF_PATH_MAX 256
+#define KBPF_ARGS_MAX 1024
+
+/* kbpf_proc.flags */
+/* The `--` child between its insertion and its execve: not yet CMD. */
+#define KBPF_PROC_BEFORE_START 1u
+
+/*
+ * Value of the `traced` map, keyed by tgid. `image` numbers the process
+ * images of the tgid (incremented at each exec) and is part of every
+ * aggregation key, so a new image never mixes with the old one's counts.
+ * The lost_* counters only grow; user space reports their increase.
+ */
+struct kbpf_proc {
+	__u32 image;
+	__u32 flags;
+	__u64 lost_events;	/* --events: ring buffer full */
+	__u64 lost_calls;	/* aggregation map full, task storage refused */
+	__u64 lost_notes;	/* fork/exec/exit notifications not delivered */
+	__u64 pending_pipe_readers; /* threads killed inside a pipe read */
+	__u64 pending_pipe_writers; /* ... and inside a pipe write */
+};
+
+/* Per-CPU aggregation map key; tid is 0 unless per-thread (-t). */
+struct kbpf_agg_key {
+	__u32 tgid;
+	__u32 tid;
+	__u32 image;
+	__u32 nr;
+};
+
+struct kbpf_agg_value {
+	__u64 count;
+	__u64 time_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	__u64 retries;	/* -EAGAIN */
+	__u64 errors;	/* any other -errno */
+	__u64 hist[KBPF_HIST_BUCKETS];
+};
+
+/* Per-CPU errno breakdown: failed calls by errno (EAGAIN included). */
+struct kbpf_errno_key {
+	struct kbpf_agg_key agg;
+	__u32 error;	/* positive errno */
+	__u32 pad;
+};
+
+enum kbpf_note_kind {
+	KBPF_NOTE_FORK = 1,
+	KBPF_NOTE_EXEC = 2,
+	KBPF_NOTE_EXIT = 3,	  /* the last thread of a tgid exited */
+	KBPF_NOTE_THREAD_EXIT = 4, /* another thread exited (-t only) */
+};
+
+/* Lifecycle notifications, ring buffer `notes`. */
+struct kbpf_note {
+	__u32 kind;
+	__u32 tgid;
+	__u32 tid;
+	__u32 image;	/* the tgid's image the note is about (exec: the old one) */
+	__u64 time_ns;
+	__u32 child;	/* fork: child tgid */
+	__u32 how_nr;	/* fork: syscall that created the child, or -1 */
+	__u32 ppid;	/* exec: parent tgid */
+	__u32 origin_start; /* exec: first image of the `--` command */
+	__s32 exit_code; /* exit: wait status (status << 8 | signal) */
+	__u32 fds_known; /* exit: the fds counts were taken */
+	__u32 fds[4];	/* exit: file, pipe, socket, other */
+	__u64 pending_pipe_readers;
+	__u64 pending_pipe_writers;
+	__u64 lost_events;	/* exit: the tgid's kbpf_proc counters, */
+	__u64 lost_calls;	/* which go with its traced entry */
+	__u64 lost_notes;
+};
+
+/* KBPF_NOTE_EXEC carries the new image's name and arguments. */
+struct kbpf_note_exec {
+	struct kbpf_note note;
+	__u32 args_len;	/* bytes of args used: NUL-separated argv */
+	__u32 pad;
+	char filename[KBPF_PATH_MAX];
+	char args[KBPF_ARGS_MAX];
+};
+
+/* One completed call, ring buffer `events` (--events). */
+struct kbpf_event {
+	__u32 tgid;
+	__u32 tid;
+	__u32 image;
+	__u32 nr;
+	__u64 start_ns;
+	__u64 duration_ns;
+	__s64 ret;
+};
+
+#endif

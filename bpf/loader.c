@@ -1,0 +1,200 @@
+/*
+ * The BPF object's life: open, configure (rodata, map sizes, which program
+ * set), load, attach, and the one clear error line when any of it fails.
+ * tp_btf programs are preferred; where the kernel cannot load or attach
+ * them, the whole object is opened again with the raw_tp set.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "kbpf_trace.h"
+#include "kbpf_trace.skel.h"
+#include "tracer.h"
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	if (verbose < 1 || (level == LIBBPF_DEBUG && verbose < 3))
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+/* Does this kernel's BTF know the typed syscall tracepoints? */
+static bool have_tp_btf(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return false;
+	bool ok = btf__find_by_name_kind(btf, "btf_trace_sys_enter",
+					 BTF_KIND_TYPEDEF) > 0 &&
+		  btf__find_by_name_kind(btf, "btf_trace_sys_exit",
+					 BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return ok;
+}
+
+static void choose_programs(struct kbpf_trace_bpf *skel, bool tp_btf)
+{
+	struct bpf_program *btf_progs[] = {
+		skel->progs.sys_enter_btf, skel->progs.sys_exit_btf,
+		skel->progs.fork_btf, skel->progs.exec_btf, skel->progs.exit_btf,
+	};
+	struct bpf_program *raw_progs[] = {
+		skel->progs.sys_enter_raw, skel->progs.sys_exit_raw,
+		skel->progs.fork_raw, skel->progs.exec_raw, skel->progs.exit_raw,
+	};
+	for (unsigned i = 0; i < sizeof(btf_progs) / sizeof(btf_progs[0]); i++) {
+		bpf_program__set_autoload(btf_progs[i], tp_btf);
+		bpf_program__set_autoload(raw_progs[i], !tp_btf);
+	}
+}
+
+static bool no_privileges(int err)
+{
+	/* -EACCES is the verifier's refusal, not a lack of privileges. */
+	return err == -EPERM;
+}
+
+static void say_no_privileges(void)
+{
+	fprintf(stderr, TOOL ": loading BPF programs needs root or "
+		"CAP_BPF+CAP_PERFMON: run as root (sudo " TOOL " ...)\n");
+}
+
+/* One attempt with one program set. Returns 0 or -errno; *stage says where. */
+static int try_start(struct tracer *t, const struct options *o, bool tp_btf,
+		     const char **stage)
+{
+	int err;
+
+	*stage = "open";
+	t->skel = kbpf_trace_bpf__open();
+	if (!t->skel)
+		return errno ? -errno : -ENOMEM;
+
+	t->skel->rodata->cfg_follow = o->follow;
+	t->skel->rodata->cfg_per_thread = o->per_thread;
+	t->skel->rodata->cfg_events = o->events;
+	choose_programs(t->skel, tp_btf);
+	if (o->events) {
+		/* A power of two pages, as BPF_MAP_TYPE_RINGBUF demands. */
+		uint32_t size = 4096;
+		while (size < o->events_buffer_kb * 1024u && size < (1u << 30))
+			size <<= 1;
+		bpf_map__set_max_entries(t->skel->maps.events, size);
+		t->skel->rodata->cfg_events_wakeup_bytes = size / 8;
+	} else {
+		bpf_map__set_max_entries(t->skel->maps.events, 4096);
+	}
+
+	*stage = "load";
+	err = kbpf_trace_bpf__load(t->skel);
+	if (err)
+		return err;
+	*stage = "attach";
+	err = kbpf_trace_bpf__attach(t->skel);
+	if (err)
+		return err;
+	t->tp_btf = tp_btf;
+	return 0;
+}
+
+int tracer_start(struct tracer *t, const struct options *o)
+{
+	const char *stage = "open";
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->traced_fd = t->aggs_fd = t->errnos_fd = -1;
+	libbpf_set_print(libbpf_print);
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		err = -ENOENT;
+		fprintf(stderr, TOOL ": the kernel has no BTF (/sys/kernel/btf/vmlinux "
+			"is missing): use a kernel built with CONFIG_DEBUG_INFO_BTF=y\n");
+		return err;
+	}
+
+	bool tp_btf = !o->raw_tp && have_tp_btf();
+	err = try_start(t, o, tp_btf, &stage);
+	if (err && tp_btf && !no_privileges(err)) {
+		info(1, "tp_btf programs failed at %s (%s); trying raw_tp\n",
+		     stage, strerror(-err));
+		kbpf_trace_bpf__destroy(t->skel);
+		t->skel = NULL;
+		err = try_start(t, o, false, &stage);
+	}
+	if (err) {
+		if (no_privileges(err))
+			say_no_privileges();
+		else if (strcmp(stage, "attach") == 0 && err == -ENOENT)
+			fprintf(stderr, TOOL ": the kernel has no raw syscall "
+				"tracepoints (sys_enter/sys_exit): use a kernel built "
+				"with CONFIG_FTRACE_SYSCALLS=y\n");
+		else
+			fprintf(stderr, TOOL ": cannot %s the BPF programs: %s%s\n",
+				stage, strerror(-err),
+				verbose ? "" : " (run with -v for libbpf's messages)");
+		kbpf_trace_bpf__destroy(t->skel);
+		t->skel = NULL;
+		return err;
+	}
+	info(1, "attached %s programs\n", t->tp_btf ? "tp_btf" : "raw_tp");
+
+	t->traced_fd = bpf_map__fd(t->skel->maps.traced);
+	t->aggs_fd = bpf_map__fd(t->skel->maps.aggs);
+	t->errnos_fd = bpf_map__fd(t->skel->maps.errnos);
+
+	t->rings = ring_buffer__new(bpf_map__fd(t->skel->maps.notes),
+				    collect_note, NULL, NULL);
+	if (!t->rings) {
+		err = errno ? -errno : -ENOMEM;
+		fprintf(stderr, TOOL ": cannot open the notification ring buffer: %s\n",
+			strerror(-err));
+		tracer_stop(t);
+		return err;
+	}
+	if (o->events) {
+		err = ring_buffer__add(t->rings, bpf_map__fd(t->skel->maps.events),
+				       collect_event, NULL);
+		if (err) {
+			fprintf(stderr, TOOL ": cannot open the event ring buffer: %s\n",
+				strerror(-err));
+			tracer_stop(t);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void tracer_stop(struct tracer *t)
+{
+	ring_buffer__free(t->rings);
+	t->rings = NULL;
+	/* Destroying the skeleton detaches every program: nothing stays. */
+	kbpf_trace_bpf__destroy(t->skel);
+	t->skel = NULL;
+}
+
+int tracer_add_pid(struct tracer *t, pid_t pid, uint32_t image, uint32_t flags)
+{
+	struct kbpf_proc p = { .image = image, .flags = flags };
+	uint32_t key = (uint32_t)pid;
+
+	if (bpf_map_update_elem(t->traced_fd, &key, &p, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void tracer_remove_pid(struct tracer *t, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	bpf_map_delete_elem(t->traced_fd, &key);
+}

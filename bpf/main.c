@@ -1,0 +1,510 @@
+/*
+ * kbpf-trace: options, starting or attaching to the traced processes, and
+ * the poll loop that turns kernel data into records until the processes
+ * are gone, the duration is over or a signal asks to stop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "kbpf_trace.h"
+#include "tracer.h"
+
+#define VERSION "0.1"
+#define EXIT_USAGE 2
+
+int verbose;
+static volatile sig_atomic_t stop_signal;
+/* The signal was sent to us by a process (kill), not by the terminal. */
+static volatile sig_atomic_t stop_signal_sent;
+static int signalled;		/* the first stop signal */
+static pid_t start_child;	/* the `--` child */
+
+static const char usage_text[] =
+"Usage: " TOOL " [OPTION]... -p PID[,PID...]\n"
+"       " TOOL " [OPTION]... -- CMD [ARG]...\n"
+"Trace every syscall of processes from the kernel side (BPF on the raw\n"
+"syscall tracepoints) and write kprof records (docs/FORMAT.md) that\n"
+"kanalyze reads: per syscall count, time, EAGAIN retries, errors by errno,\n"
+"min, max and a latency histogram, aggregated in the kernel. Sees what an\n"
+"LD_PRELOAD shim cannot: static binaries, Go, calls made inside libc.\n"
+"\n"
+"  -p, --pid=PID[,PID...]   attach to running processes (all their threads)\n"
+"  -f, --follow             with -p: also trace children (fork, clone, exec);\n"
+"                           always on with -- CMD\n"
+"  -t, --per-thread         aggregate per thread instead of per process\n"
+"  -e, --events             also write one event per call (timelines)\n"
+"      --events-buffer=KB   size of the kernel event ring buffer (default 8192)\n"
+"  -o, --output=PATH        a directory (one file per process image, named\n"
+"                           EXE.PID.N.msgpack) or, for a PATH ending in\n"
+"                           .msgpack or an existing file, one file holding\n"
+"                           every stream (default: kprof-trace)\n"
+"  -i, --interval=MS        write cumulative aggregates every MS milliseconds\n"
+"                           (default 1000; 0: only at the end)\n"
+"  -d, --duration=SEC       stop tracing after SEC seconds\n"
+"      --raw-tp             use raw_tp programs even where tp_btf works\n"
+"  -v, --verbose            say what happens on stderr, with libbpf's warnings;\n"
+"                           -vvv: libbpf's debug output too\n"
+"  -h, --help               show this help\n"
+"  -V, --version            show the version\n"
+"\n"
+"Tracing ends when every traced process is gone, after --duration, or on\n"
+"SIGINT/SIGTERM; the final records are always written, and processes that\n"
+"are still running go on untouched. With -- CMD, CMD is held before its\n"
+"execve until the probes are attached (not one of its syscalls is missed),\n"
+"and " TOOL " then waits for CMD and exits with its status. A signal to\n"
+TOOL " is passed on to CMD.\n"
+"\n"
+"EXAMPLES\n"
+"  " TOOL " -- ./server --port=8080      trace a command and its children\n"
+"  " TOOL " -p 4242 -d 10                attach to 4242 for ten seconds\n"
+"  " TOOL " -p 4242,4243 -f -o /tmp/t    several processes and their children\n"
+"  " TOOL " -t -e -o run.msgpack -- make  per thread, with events, one file\n"
+"  kanalyze kprof-trace                     read the trace\n"
+"\n"
+"EXIT STATUS\n"
+"  with -- CMD: CMD's exit status (128+N when killed by signal N);\n"
+"  126 CMD cannot be executed, 127 CMD not found;\n"
+"  otherwise 0 when tracing ran and the records were written;\n"
+"  1 when tracing could not start (privileges, kernel without BTF or\n"
+"  tracepoints, no such process, output not writable); 2 on a usage error.\n";
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	stop_signal = sig;
+	stop_signal_sent = si && (si->si_code == SI_USER || si->si_code == SI_QUEUE);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, TOOL ": ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry '" TOOL " --help' for more information.\n");
+	return EXIT_USAGE;
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_pids(struct options *o, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int err = 0;
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		unsigned long pid;
+		if (parse_uint(tok, INT_MAX, &pid) || pid == 0) {
+			err = -EINVAL;
+			break;
+		}
+		pid_t *np = realloc(o->pids, (o->n_pids + 1) * sizeof(*np));
+		if (!np) {
+			err = -ENOMEM;
+			break;
+		}
+		o->pids = np;
+		o->pids[o->n_pids++] = (pid_t)pid;
+	}
+	free(copy);
+	return err;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_options(struct options *o, int argc, char **argv)
+{
+	enum { OPT_RAW_TP = 256, OPT_EVENTS_BUFFER };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "per-thread", no_argument, NULL, 't' },
+		{ "events", no_argument, NULL, 'e' },
+		{ "events-buffer", required_argument, NULL, OPT_EVENTS_BUFFER },
+		{ "output", required_argument, NULL, 'o' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "raw-tp", no_argument, NULL, OPT_RAW_TP },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	unsigned long v;
+	int c;
+
+	o->interval_ms = 1000;
+	o->events_buffer_kb = 8192;
+	o->out_path = "kprof-trace";
+	while ((c = getopt_long(argc, argv, "+p:fteo:i:d:vhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pids(o, optarg))
+				return usage_error("invalid pid list '%s'", optarg);
+			break;
+		case 'f':
+			o->follow = true;
+			break;
+		case 't':
+			o->per_thread = true;
+			break;
+		case 'e':
+			o->events = true;
+			break;
+		case OPT_EVENTS_BUFFER:
+			if (parse_uint(optarg, 1u << 20, &v) || v < 4)
+				return usage_error("invalid --events-buffer '%s' (KB, 4 or more)", optarg);
+			o->events_buffer_kb = (unsigned)v;
+			break;
+		case 'o':
+			if (!*optarg)
+				return usage_error("empty output path%s", "");
+			o->out_path = optarg;
+			break;
+		case 'i':
+			if (parse_uint(optarg, 86400000, &v))
+				return usage_error("invalid interval '%s' (milliseconds)", optarg);
+			o->interval_ms = (unsigned)v;
+			break;
+		case 'd': {
+			char *end;
+			errno = 0;
+			o->duration_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->duration_s > 0))
+				return usage_error("invalid duration '%s' (seconds)", optarg);
+			break;
+		}
+		case OPT_RAW_TP:
+			o->raw_tp = true;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case 'V':
+			printf(TOOL " " VERSION " (libbpf %s)\n", libbpf_version_string());
+			return 0;
+		default:
+			fprintf(stderr, "Try '" TOOL " --help' for more information.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		o->cmd = &argv[optind];
+	if (!o->cmd && !o->n_pids)
+		return usage_error("nothing to trace: give -p PID or -- CMD%s", "");
+	if (o->cmd && o->n_pids)
+		return usage_error("-p and a command exclude each other%s", "");
+	if (o->cmd)
+		o->follow = true;
+	return -1;
+}
+
+/* execvp's search, done before forking so the child makes one execve. */
+static char *resolve_command(const char *name, int *status)
+{
+	struct stat st;
+	if (strchr(name, '/')) {
+		if (stat(name, &st) != 0) {
+			*status = 127;
+			fprintf(stderr, TOOL ": %s: %s\n", name, strerror(errno));
+			return NULL;
+		}
+		return realpath(name, NULL);
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	char *copy = strdup(path), *save = NULL, *found = NULL;
+	for (char *dir = strtok_r(copy, ":", &save); dir && !found;
+	     dir = strtok_r(NULL, ":", &save)) {
+		char full[PATH_MAX];
+		snprintf(full, sizeof(full), "%s/%s", *dir ? dir : ".", name);
+		if (stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(full, X_OK) == 0)
+			found = realpath(full, NULL);
+	}
+	free(copy);
+	if (!found) {
+		*status = 127;
+		fprintf(stderr, TOOL ": %s: command not found\n", name);
+	}
+	return found;
+}
+
+/*
+ * The child blocks on the pipe until its pid is in the traced map, then
+ * makes exactly one syscall of its own before CMD: the execve itself,
+ * which is counted (in CMD's stream, where it returns).
+ */
+static pid_t spawn_held(const char *path, char **argv, int *release_fd)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
+	if (pid == 0) {
+		char go = 0;
+		ssize_t n;
+		close(fds[1]);
+		do
+			n = read(fds[0], &go, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1 || go != 'g')
+			_exit(127);
+		execv(path, argv);
+		fprintf(stderr, TOOL ": cannot execute %s: %s\n", path, strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	close(fds[0]);
+	*release_fd = fds[1];
+	return pid;
+}
+
+static uint64_t monotonic_ms(void)
+{
+	return now_ns(CLOCK_MONOTONIC) / 1000000u;
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit r;
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+
+/* Polls and writes until the end of tracing; returns 0 or -errno. */
+static int trace_loop(struct tracer *t, const struct options *o)
+{
+	uint64_t start = monotonic_ms();
+	uint64_t check_every = o->interval_ms ? o->interval_ms : 1000;
+	uint64_t next_interval = start + (o->interval_ms ? o->interval_ms : UINT64_MAX / 2);
+	uint64_t next_check = start + (check_every < 1000 ? check_every : 1000);
+	uint64_t deadline = o->duration_s > 0
+				    ? start + (uint64_t)(o->duration_s * 1000)
+				    : UINT64_MAX;
+
+	bool grace = false;
+
+	for (;;) {
+		uint64_t now = monotonic_ms();
+		/*
+		 * With -- CMD the first signal goes on to CMD (a terminal's ^C
+		 * reached it already) and tracing goes on a little while, to
+		 * record how CMD ends; a second signal stops at once.
+		 */
+		if (stop_signal) {
+			if (!o->cmd || grace)
+				break;
+			grace = true;
+			if (stop_signal_sent)
+				kill(start_child, stop_signal);
+			stop_signal_sent = 0;
+			signalled = stop_signal;
+			stop_signal = 0;
+			if (deadline > now + 1000)
+				deadline = now + 1000;
+		}
+		if (now >= deadline)
+			break;
+		uint64_t wake = next_interval < next_check ? next_interval : next_check;
+		if (deadline < wake)
+			wake = deadline;
+		int timeout = wake > now ? (int)(wake - now) : 0;
+		if (timeout > 100)
+			timeout = 100;
+		int n = ring_buffer__poll(t->rings, timeout);
+		if (n < 0 && n != -EINTR) {
+			fprintf(stderr, TOOL ": reading the ring buffers failed: %s\n",
+				strerror(-n));
+			return n;
+		}
+		ring_buffer__consume(t->rings);
+		collect_process_notes();
+
+		now = monotonic_ms();
+		if (now >= next_interval) {
+			collect_interval();
+			next_interval = now + o->interval_ms;
+		}
+		if (now >= next_check) {
+			collect_check_liveness();
+			next_check = now + (check_every < 1000 ? check_every : 1000);
+		}
+		if (images_live() == 0 && !collect_start_pending())
+			break;
+	}
+	return 0;
+}
+
+static int child_exit_status(int wstatus)
+{
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return WEXITSTATUS(wstatus);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct tracer t = { 0 };
+	char *cmd_path = NULL;
+	pid_t child = 0;
+	int release_fd = -1;
+	int status = 1, err;
+
+	status = parse_options(&o, argc, argv);
+	if (status >= 0)
+		goto out_options;
+	status = 1;
+
+	for (unsigned i = 0; i < o.n_pids; i++) {
+		if (!proc_exists(o.pids[i])) {
+			fprintf(stderr, TOOL ": no process with pid %d: check the "
+				"pid (ps -p %d)\n", (int)o.pids[i], (int)o.pids[i]);
+			goto out_options;
+		}
+	}
+	if (o.cmd) {
+		cmd_path = resolve_command(o.cmd[0], &status);
+		if (!cmd_path)
+			goto out_options;
+		status = 1;
+	}
+	raise_fd_limit();
+
+	err = tracer_start(&t, &o);
+	if (err)
+		goto out_cmd;
+	err = output_open(o.out_path);
+	if (err)
+		goto out_tracer;
+
+	struct collector_config cc = {
+		.per_thread = o.per_thread,
+		.events = o.events,
+		.interval_ms = o.interval_ms,
+	};
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	if (o.cmd) {
+		child = spawn_held(cmd_path, o.cmd, &release_fd);
+		if (child < 0) {
+			err = child;
+			child = 0;
+			fprintf(stderr, TOOL ": cannot fork: %s\n", strerror(-err));
+			goto out_output;
+		}
+		start_child = child;
+		collector_init(&t, &cc, child);
+		err = tracer_add_pid(&t, child, 0, KBPF_PROC_BEFORE_START);
+		if (err) {
+			fprintf(stderr, TOOL ": cannot add pid %d to the BPF map: %s\n",
+				(int)child, strerror(-err));
+			goto out_child;
+		}
+		if (write(release_fd, "g", 1) != 1) {
+			err = -errno;
+			fprintf(stderr, TOOL ": cannot start %s: %s\n", o.cmd[0],
+				strerror(-err));
+			goto out_child;
+		}
+		close(release_fd);
+		release_fd = -1;
+	} else {
+		collector_init(&t, &cc, 0);
+		for (unsigned i = 0; i < o.n_pids; i++) {
+			struct image *im = image_new((uint32_t)o.pids[i], 1);
+			if (!im) {
+				fprintf(stderr, TOOL ": out of memory\n");
+				goto out_images;
+			}
+			im->origin = "attach";
+			err = tracer_add_pid(&t, o.pids[i], 1, 0);
+			if (err) {
+				fprintf(stderr, TOOL ": cannot add pid %d to the BPF map: %s\n",
+					(int)o.pids[i], strerror(-err));
+				goto out_images;
+			}
+			if (image_fill_from_proc(im)) {
+				fprintf(stderr, TOOL ": no process with pid %d: it is gone\n",
+					(int)o.pids[i]);
+				goto out_images;
+			}
+			image_begin(im, 0);
+		}
+	}
+
+	err = trace_loop(&t, &o);
+	collect_finish();
+	status = err ? 1 : 0;
+	if (stop_signal || signalled)
+		info(1, "stopped by signal %d\n", stop_signal ? (int)stop_signal : signalled);
+
+out_images:
+	/* Nothing stays attached: the programs go with the skeleton. */
+	tracer_stop(&t);
+	if (child) {
+		int wstatus = 0;
+		/* A second signal while CMD still runs: it goes on too. */
+		if (stop_signal && stop_signal_sent)
+			kill(child, stop_signal);
+		while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
+			;
+		status = child_exit_status(wstatus);
+		child = 0;
+	}
+	output_close();
+	goto out_cmd;
+
+out_child:
+	/* The child sees the pipe closed without "g" and exits 127 unexecuted. */
+	if (release_fd >= 0)
+		close(release_fd);
+	waitpid(child, NULL, 0);
+out_output:
+	output_close();
+out_tracer:
+	tracer_stop(&t);
+out_cmd:
+	free(cmd_path);
+out_options:
+	free(o.pids);
+	return status;
+}

@@ -1,0 +1,3 @@
+module kgo
+
+go 1.19
