@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "coverage.h"
 #include "model.h"
 #include "record_reader.h"
 #include "report.h"
@@ -40,6 +41,10 @@ static const char usage_text[] =
 "  -n, --top=N           only the first N syscalls of each table (0 = all)\n"
 "  -e, --errors          add errors and the errno breakdown per syscall\n"
 "  -p, --percentiles     add p50/p90/p99/max latency columns (microseconds)\n"
+"  -c, --coverage        exactly two PATHs, A and B, traces of the same\n"
+"                        workload: per syscall, the calls A saw next to those\n"
+"                        B saw and the share (shim vs kbpf-trace: what the\n"
+"                        shim cannot see). --format=table, json or markdown\n"
 "  -h, --help            this help\n"
 "  -V, --version         version\n"
 "\n"
@@ -63,7 +68,8 @@ static const char usage_text[] =
 "  kanalyze --sort=retries --errors /tmp/t  # who gets EAGAIN, and which errno\n"
 "  kanalyze --percentiles trace.msgpack.gz\n"
 "  kanalyze --format=json /tmp/t | jq '.syscalls[] | {name, count}'\n"
-"  kanalyze --format=csv --by=thread /tmp/t > threads.csv\n";
+"  kanalyze --format=csv --by=thread /tmp/t > threads.csv\n"
+"  kanalyze --coverage shim-trace/ bpf-trace/  # what the shim saw of all calls\n";
 
 struct run {
 	struct kp_model model;
@@ -180,6 +186,51 @@ static int read_path(struct run *run, const char *path)
 	return err;
 }
 
+/* Reads one PATH into run; 0, EXIT_USAGE (nothing read) or -errno. */
+static int read_one(struct run *run, const char *path)
+{
+	kp_model_init(&run->model);
+	run->ops.on_record = kp_model_on_record;
+	run->ops.on_damage = kp_model_on_damage;
+	run->ops.ctx = &run->model;
+	int err = read_path(run, path);
+	if (err)
+		return err;
+	if (run->inputs_read == 0) {
+		fprintf(stderr, "kanalyze: no trace could be read from %s\n", path);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int coverage_main(const char *path_a, const char *path_b,
+			 const struct kp_report_opts *opts)
+{
+	struct run a = { 0 }, b = { 0 };
+	int status = EXIT_USAGE, err;
+
+	if ((err = read_one(&a, path_a)))
+		goto out_a;
+	if ((err = read_one(&b, path_b)))
+		goto out_b;
+	err = kp_report_coverage(stdout, &a.model, &b.model, path_a, path_b,
+				 opts->format == KP_FORMAT_JSON,
+				 opts->format == KP_FORMAT_MARKDOWN);
+	if (!err && fflush(stdout))
+		err = -errno;
+	if (err < 0)
+		goto out_b;
+	status = a.model.n_damaged || a.inputs_failed || b.model.n_damaged ||
+			 b.inputs_failed ? EXIT_DAMAGED : 0;
+out_b:
+	kp_model_free(&b.model);
+out_a:
+	kp_model_free(&a.model);
+	if (err < 0)
+		fprintf(stderr, "kanalyze: --coverage: %s\n", strerror(-err));
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option long_options[] = {
@@ -189,6 +240,7 @@ int main(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "errors", no_argument, NULL, 'e' },
 		{ "percentiles", no_argument, NULL, 'p' },
+		{ "coverage", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -201,11 +253,12 @@ int main(int argc, char **argv)
 				       .by = KP_BY_SYSCALL,
 				       .sort = KP_SORT_TIME };
 	struct run run = { 0 };
+	bool coverage = false;
 	int c, v, err = 0, status = EXIT_USAGE;
 	char *end;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:b:s:n:ephV", long_options,
+	while ((c = getopt_long(argc, argv, ":f:b:s:n:epchV", long_options,
 				NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -244,6 +297,9 @@ int main(int argc, char **argv)
 		case 'p':
 			opts.percentiles = true;
 			break;
+		case 'c':
+			coverage = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return fflush(stdout) ? EXIT_USAGE : 0;
@@ -261,6 +317,18 @@ int main(int argc, char **argv)
 	if (optind >= argc) {
 		usage_error("%s", "no trace given: kanalyze [OPTIONS] PATH...");
 		return EXIT_USAGE;
+	}
+
+	if (coverage) {
+		if (argc - optind != 2) {
+			usage_error("%s", "--coverage compares exactly two traces: kanalyze --coverage A B");
+			return EXIT_USAGE;
+		}
+		if (opts.format == KP_FORMAT_CSV) {
+			usage_error("%s", "--coverage prints table, json or markdown");
+			return EXIT_USAGE;
+		}
+		return coverage_main(argv[optind], argv[optind + 1], &opts);
 	}
 
 	kp_model_init(&run.model);

@@ -1,0 +1,14 @@
+/* kanalyze --coverage: one trace's calls as a share of another's. */
+#ifndef KANALYZE_COVERAGE_H
+#define KANALYZE_COVERAGE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "model.h"
+
+int kp_report_coverage(FILE *out, const struct kp_model *a,
+		       const struct kp_model *b, const char *label_a,
+		       const char *label_b, bool json, bool markdown);
+
+#endif
