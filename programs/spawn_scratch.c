@@ -1,0 +1,207 @@
+/*
+ * spawn_scratch: what posix_spawn costs, with a small and a large
+ * argv+envp. Prints key=value metric lines for krunner's spawn-scratch
+ * suite:
+ *   spawn_ms                mean over --iterations=N (default 20) of
+ *                           posix_spawn(hello) with env LANG=C, PATH=/bin
+ *                           plus a waitpid that reports exit status 0
+ *   spawn_large_wire_bytes  the size of the large argv+envp blob: every
+ *                           string with its NUL, exactly 84,386 (asserted)
+ *   spawn_large_first_ms    the first spawn + wait with that blob
+ *   spawn_large_repeat_ms   the mean of five more
+ *   spawner_peak_rss_bytes  this process's peak resident set (ru_maxrss)
+ * A sample counts only if hello exited normally with status 0; hello also
+ * checks that the argv part of the blob arrived whole.
+ * Usage: spawn_scratch --hello=PATH [--iterations=N]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LARGE_WIRE_BYTES 84386
+#define LARGE_ARGS 48
+#define LARGE_ARG_BYTES 600	/* each, with its NUL */
+#define LARGE_ENVS 70
+#define LARGE_ENV_BYTES 700	/* each, with its NUL */
+#define LARGE_REPEATS 5
+
+static const char *hello_path;
+static posix_spawn_file_actions_t quiet_stdout;
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* posix_spawn + waitpid; ns, or -1 unless the child exited with 0. */
+static int64_t spawn_once(char *const argv[], char *const envp[])
+{
+	pid_t pid;
+	int status;
+	int64_t t0 = now_ns();
+	int err = posix_spawn(&pid, hello_path, &quiet_stdout, NULL, argv, envp);
+	if (err) {
+		fprintf(stderr, "spawn_scratch: posix_spawn %s: %s\n", hello_path, strerror(err));
+		return -1;
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "spawn_scratch: waitpid: %s\n", strerror(errno));
+			return -1;
+		}
+	}
+	int64_t ns = now_ns() - t0;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "spawn_scratch: hello failed (status 0x%x)\n", status);
+		return -1;
+	}
+	return ns;
+}
+
+static size_t strings_bytes(char *const strings[])
+{
+	size_t total = 0;
+	for (size_t i = 0; strings[i]; i++)
+		total += strlen(strings[i]) + 1;
+	return total;
+}
+
+/* A deterministic filler: the same bytes on every run and host. */
+static char *filled_string(const char *prefix, size_t bytes_with_nul, unsigned seed)
+{
+	char *s = malloc(bytes_with_nul);
+	if (!s)
+		return NULL;
+	size_t len = strlen(prefix);
+	memcpy(s, prefix, len);
+	for (size_t j = len; j + 1 < bytes_with_nul; j++)
+		s[j] = (char)('a' + (seed * 7 + j) % 26);
+	s[bytes_with_nul - 1] = '\0';
+	return s;
+}
+
+/*
+ * argv: "hello", "--expect-argv-bytes=NNNNNNNN", 48 strings of 600 bytes;
+ * envp: LANG=C, PATH=/bin, 70 strings of 700 bytes and one PAD= string
+ * sized so that the whole blob is LARGE_WIRE_BYTES.
+ */
+static int build_large(char **argv, char **envp)
+{
+	char prefix[32];
+	size_t n = 0;
+	argv[n++] = strdup("hello");
+	argv[n++] = strdup("--expect-argv-bytes=00000000");
+	for (unsigned i = 0; i < LARGE_ARGS; i++) {
+		snprintf(prefix, sizeof(prefix), "arg%02u:", i);
+		argv[n++] = filled_string(prefix, LARGE_ARG_BYTES, i);
+	}
+	argv[n] = NULL;
+	n = 0;
+	envp[n++] = strdup("LANG=C");
+	envp[n++] = strdup("PATH=/bin");
+	for (unsigned i = 0; i < LARGE_ENVS; i++) {
+		snprintf(prefix, sizeof(prefix), "BLOB_%02u=", i);
+		envp[n++] = filled_string(prefix, LARGE_ENV_BYTES, 100 + i);
+	}
+	envp[n] = NULL;
+	for (size_t i = 0; i < LARGE_ARGS + 2; i++)
+		if (!argv[i])
+			return -1;
+	for (size_t i = 0; i < LARGE_ENVS + 2; i++)
+		if (!envp[i])
+			return -1;
+	size_t so_far = strings_bytes(argv) + strings_bytes(envp);
+	if (so_far + 6 > LARGE_WIRE_BYTES)
+		return -1;
+	envp[n++] = filled_string("PAD=", LARGE_WIRE_BYTES - so_far, 999);
+	envp[n] = NULL;
+	if (!envp[n - 1])
+		return -1;
+	size_t argv_bytes = strings_bytes(argv);
+	snprintf(argv[1], strlen(argv[1]) + 1, "--expect-argv-bytes=%08zu", argv_bytes);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int iterations = 20;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 1; i < argc; i++) {
+		if (strncmp(argv[i], "--hello=", 8) == 0)
+			hello_path = argv[i] + 8;
+		else if (strncmp(argv[i], "--iterations=", 13) == 0)
+			iterations = atoi(argv[i] + 13);
+		else {
+			fprintf(stderr, "spawn_scratch: unknown argument %s\n", argv[i]);
+			return 1;
+		}
+	}
+	if (!hello_path || iterations < 1) {
+		fprintf(stderr, "usage: spawn_scratch --hello=PATH [--iterations=N]\n");
+		return 1;
+	}
+	if (posix_spawn_file_actions_init(&quiet_stdout) ||
+	    posix_spawn_file_actions_addopen(&quiet_stdout, STDOUT_FILENO, "/dev/null",
+					     O_WRONLY, 0)) {
+		fprintf(stderr, "spawn_scratch: posix_spawn_file_actions: out of memory\n");
+		return 1;
+	}
+
+	char *small_argv[] = { "hello", NULL };
+	char *small_envp[] = { "LANG=C", "PATH=/bin", NULL };
+	if (spawn_once(small_argv, small_envp) < 0)	/* warm-up */
+		return 1;
+	int64_t total = 0;
+	for (int i = 0; i < iterations; i++) {
+		int64_t ns = spawn_once(small_argv, small_envp);
+		if (ns < 0)
+			return 1;
+		total += ns;
+	}
+	printf("spawn_ms=%.6f\n", (double)total / iterations / 1e6);
+
+	static char *large_argv[LARGE_ARGS + 3];
+	static char *large_envp[LARGE_ENVS + 4];
+	if (build_large(large_argv, large_envp) < 0) {
+		fprintf(stderr, "spawn_scratch: cannot build the large blob\n");
+		return 1;
+	}
+	size_t wire = strings_bytes(large_argv) + strings_bytes(large_envp);
+	if (wire != LARGE_WIRE_BYTES) {
+		fprintf(stderr, "spawn_scratch: large blob is %zu bytes, not %d\n",
+			wire, LARGE_WIRE_BYTES);
+		return 1;
+	}
+	int64_t first = spawn_once(large_argv, large_envp);
+	if (first < 0)
+		return 1;
+	total = 0;
+	for (int i = 0; i < LARGE_REPEATS; i++) {
+		int64_t ns = spawn_once(large_argv, large_envp);
+		if (ns < 0)
+			return 1;
+		total += ns;
+	}
+	printf("spawn_large_wire_bytes=%zu\n", wire);
+	printf("spawn_large_first_ms=%.6f\n", (double)first / 1e6);
+	printf("spawn_large_repeat_ms=%.6f\n", (double)total / LARGE_REPEATS / 1e6);
+
+	struct rusage usage;
+	if (getrusage(RUSAGE_SELF, &usage) < 0) {
+		perror("spawn_scratch: getrusage");
+		return 1;
+	}
+	printf("spawner_peak_rss_bytes=%ld\n", usage.ru_maxrss * 1024L);
+	posix_spawn_file_actions_destroy(&quiet_stdout);
+	return 0;
+}

@@ -1,0 +1,408 @@
+/*
+ * options: parsing krunner's command line with getopt_long. The options
+ * that suites declare are added to the table at run time, so a new suite's
+ * flags need no edit here.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "run.h"
+#include "suite.h"
+
+#define SUITE_OPTION_BASE 1000
+#define MAX_LONG_OPTIONS 256
+
+enum {
+	OPT_SUITE = 's',
+	OPT_ROUNDS = 'r',
+	OPT_LIST = 'l',
+	OPT_HELP = 'h',
+	OPT_VERSION = 'V',
+	OPT_PROFILE = 256,
+	OPT_LAUNCHER,
+	OPT_JSON,
+	OPT_OUT,
+	OPT_PROGRAMS,
+	OPT_NOISE,
+	OPT_NO_NOISE,
+	OPT_FAIL_ON_REGRESSION,
+	OPT_ALPHA,
+	OPT_THRESHOLD,
+};
+
+static const struct option base_options[] = {
+	{ "suite", required_argument, NULL, OPT_SUITE },
+	{ "rounds", required_argument, NULL, OPT_ROUNDS },
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "launcher", required_argument, NULL, OPT_LAUNCHER },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "out", required_argument, NULL, OPT_OUT },
+	{ "programs", required_argument, NULL, OPT_PROGRAMS },
+	{ "noise", required_argument, NULL, OPT_NOISE },
+	{ "no-noise", no_argument, NULL, OPT_NO_NOISE },
+	{ "fail-on-regression", no_argument, NULL, OPT_FAIL_ON_REGRESSION },
+	{ "alpha", required_argument, NULL, OPT_ALPHA },
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+};
+
+static const char usage_head[] =
+"Usage: krunner --suite=NAME[,NAME...] [--rounds=N] [OPTIONS]\n"
+"       krunner --list\n"
+"       krunner compare BEFORE.json AFTER.json [--fail-on-regression] [--noise=FILE]\n"
+"       krunner calibrate --suite=NAME[,NAME...] [--rounds=N]\n"
+"Run kprof's benchmark suites the same way every time, write a JSON result\n"
+"(every sample, medians, host, git head, tool versions, SHA-256 of every\n"
+"program and input) and compare two results honestly.\n"
+"\n"
+"Run options:\n"
+"  -s, --suite=LIST        suites to run, comma-separated (see --list)\n"
+"  -r, --rounds=N          rounds per suite (default 3; calibrate: 10); the\n"
+"                          median is reported, every sample kept\n"
+"      --profile=MODE      run every round under a profiler: preload\n"
+"                          (libkprof.so) or bpf (kbpf-trace, needs root);\n"
+"                          records each round's trace and its top syscalls,\n"
+"                          plus one extra unprofiled round per suite for the\n"
+"                          probe effect (profiled median / plain)\n"
+"      --launcher=CMD      run the suite programs as CMD PROGRAM ARGS (a\n"
+"                          WebAssembly host, qemu-user, valgrind); CMD is\n"
+"                          split like a shell would, without expansions\n"
+"      --json              print the result JSON on stdout instead of the\n"
+"                          summary\n"
+"      --out=DIR           where result files go (default: results/ of the\n"
+"                          source tree krunner was built in, else ./results)\n"
+"      --programs=DIR      where the benchmark programs are (default:\n"
+"                          $KRUNNER_PROGRAMS, else build/programs next to\n"
+"                          krunner)\n"
+"  -l, --list              list the suites with their metrics\n"
+"\n"
+"Compare options:\n"
+"      --fail-on-regression  exit 3 when a metric regressed beyond its\n"
+"                          threshold with statistical significance\n"
+"      --noise=FILE        calibrated noise (default: noise.json in the\n"
+"                          results directory, if present); calibrate writes\n"
+"                          it there\n"
+"      --no-noise          ignore calibrated noise\n"
+"      --threshold=PCT     smallest change called a regression (default 5)\n"
+"      --alpha=P           significance level of the rank test (default 0.05)\n"
+"\n"
+"  -h, --help              this help\n"
+"  -V, --version           version\n";
+
+static const char usage_tail[] =
+"\n"
+"A result file is results/<UTC time>-<suites>.json, written atomically; with\n"
+"--profile the traces go to results/<UTC time>-<suites>.traces/SUITE/round-N.\n"
+"compare prints a markdown table; a change is a regression when it goes the\n"
+"wrong way for the metric's direction (throughput down, latency up) by more\n"
+"than max(5%, the metric's calibrated noise), and is marked significant when\n"
+"a two-sided Mann-Whitney U test over the round samples gives p <= alpha\n"
+"(with 3 rounds a side the smallest possible p is 0.1: use 4 or more).\n"
+"Results whose programs or inputs differ (SHA-256) are flagged not comparable.\n"
+"calibrate runs A/A rounds and stores each metric's noise, (max - min) /\n"
+"median over the rounds, in noise.json.\n"
+"\n"
+"Exit status:\n"
+"  0  success\n"
+"  1  usage error, unknown suite, missing program, input or tool (reported\n"
+"     before any workload runs, no result file), unreadable or corrupt\n"
+"     result file, or the result could not be written\n"
+"  2  a workload failed: the suite is marked failed in the result file and\n"
+"     none of its metrics are reported\n"
+"  3  compare --fail-on-regression found a significant regression\n"
+"  130  interrupted (SIGINT/SIGTERM): the running suite was torn down, no\n"
+"     result written\n"
+"\n"
+"Examples:\n"
+"  krunner --list\n"
+"  krunner --suite=syscall-io --rounds=5\n"
+"  krunner --suite=syscall-io,process-lifecycle,spawn-scratch --profile=preload\n"
+"  krunner --suite=process-lifecycle --launcher='valgrind --tool=none -q'\n"
+"  krunner calibrate --suite=syscall-io --rounds=10\n"
+"  krunner compare results/A.json results/B.json --fail-on-regression\n"
+"  krunner --suite=spawn-scratch --json | jq '.suites[0].metrics.spawn_ms.median'\n";
+
+/* Each suite option once, with the suites that read it. */
+static void print_help(void)
+{
+	fputs(usage_head, stdout);
+	bool printed_header = false;
+	for (size_t i = 0; i < suite_count(); i++) {
+		const struct suite *s = suite_at(i);
+		for (size_t j = 0; j < s->n_options; j++) {
+			const struct suite_option *o = &s->options[j];
+			bool seen = false;
+			for (size_t k = 0; k < i && !seen; k++)
+				for (size_t l = 0; l < suite_at(k)->n_options; l++)
+					seen |= strcmp(suite_at(k)->options[l].name, o->name) == 0;
+			if (seen)
+				continue;
+			if (!printed_header) {
+				printf("\nSuite options (any suite's own flags):\n");
+				printed_header = true;
+			}
+			printf("      --%s=VALUE\n                          %s (default %s; ", o->name,
+			       o->help, o->default_value);
+			const char *sep = "";
+			for (size_t k = i; k < suite_count(); k++)
+				for (size_t l = 0; l < suite_at(k)->n_options; l++)
+					if (strcmp(suite_at(k)->options[l].name, o->name) == 0) {
+						printf("%s%s", sep, suite_at(k)->name);
+						sep = ", ";
+					}
+			printf(")\n");
+		}
+	}
+	fputs(usage_tail, stdout);
+}
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "krunner: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see krunner --help)\n");
+}
+
+static int split_suites(const char *list, struct options *opts)
+{
+	char *copy = strdup(list);
+	if (!copy)
+		return -ENOMEM;
+	for (char *save = NULL, *name = strtok_r(copy, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		bool duplicate = false;
+		for (size_t i = 0; i < opts->n_suites; i++)
+			duplicate |= strcmp(opts->suite_names[i], name) == 0;
+		if (duplicate)
+			continue;
+		char **grown = realloc(opts->suite_names, (opts->n_suites + 1) * sizeof(*grown));
+		if (!grown) {
+			free(copy);
+			return -ENOMEM;
+		}
+		opts->suite_names = grown;
+		opts->suite_names[opts->n_suites] = strdup(name);
+		if (!opts->suite_names[opts->n_suites]) {
+			free(copy);
+			return -ENOMEM;
+		}
+		opts->n_suites++;
+	}
+	free(copy);
+	return 0;
+}
+
+static int parse_double(const char *arg, double min, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= min && v <= max))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* The long option table: krunner's own, then each distinct suite option. */
+static int build_table(struct option *table, const char **suite_option_names)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(base_options) / sizeof(base_options[0]); i++)
+		table[n++] = base_options[i];
+	size_t n_suite = 0;
+	for (size_t i = 0; i < suite_count(); i++) {
+		const struct suite *s = suite_at(i);
+		for (size_t j = 0; j < s->n_options; j++) {
+			const char *name = s->options[j].name;
+			bool seen = false;
+			for (size_t k = 0; k < n; k++)
+				seen |= strcmp(table[k].name, name) == 0;
+			if (seen)
+				continue;	/* shared by suites, or shadowed by ours */
+			if (n == MAX_LONG_OPTIONS - 1)
+				return -E2BIG;
+			suite_option_names[n_suite] = name;
+			table[n++] = (struct option){ name, required_argument, NULL,
+						      SUITE_OPTION_BASE + (int)n_suite };
+			n_suite++;
+		}
+	}
+	table[n] = (struct option){ NULL, 0, NULL, 0 };
+	return 0;
+}
+
+int options_parse(int argc, char **argv, struct options *opts)
+{
+	static struct option table[MAX_LONG_OPTIONS];
+	static const char *suite_option_names[MAX_LONG_OPTIONS];
+	bool rounds_given = false;
+	int err;
+
+	memset(opts, 0, sizeof(*opts));
+	opts->command = COMMAND_RUN;
+	opts->rounds = 3;
+	opts->alpha = 0.05;
+	opts->threshold = 0.05;
+	opts->argc = argc;
+	opts->argv = argv;
+	if (argc > 1 && argv[1][0] != '-') {
+		if (strcmp(argv[1], "compare") == 0)
+			opts->command = COMMAND_COMPARE;
+		else if (strcmp(argv[1], "calibrate") == 0)
+			opts->command = COMMAND_CALIBRATE;
+		else if (strcmp(argv[1], "list") == 0)
+			opts->command = COMMAND_LIST;
+		else if (strcmp(argv[1], "run") != 0) {
+			usage_error("unknown command '%s'", argv[1]);
+			return -EINVAL;
+		}
+		argv++;
+		argc--;
+	}
+	err = build_table(table, suite_option_names);
+	if (err) {
+		fprintf(stderr, "krunner: too many suite options\n");
+		return err;
+	}
+	optind = 1;
+	for (;;) {
+		int c = getopt_long(argc, argv, "s:r:lhV", table, NULL);
+		if (c == -1)
+			break;
+		switch (c) {
+		case OPT_SUITE:
+			err = split_suites(optarg, opts);
+			if (err)
+				return err;
+			break;
+		case OPT_ROUNDS: {
+			double rounds;
+			if (parse_double(optarg, 1, 10000, &rounds) || rounds != (int)rounds) {
+				usage_error("--rounds wants a whole number from 1 to 10000, not '%s'",
+					    optarg);
+				return -EINVAL;
+			}
+			opts->rounds = (int)rounds;
+			rounds_given = true;
+			break;
+		}
+		case OPT_LIST:
+			opts->command = COMMAND_LIST;
+			break;
+		case OPT_PROFILE:
+			if (strcmp(optarg, "preload") == 0)
+				opts->profile = PROFILE_PRELOAD;
+			else if (strcmp(optarg, "bpf") == 0)
+				opts->profile = PROFILE_BPF;
+			else {
+				usage_error("--profile is preload or bpf, not '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_LAUNCHER:
+			opts->launcher = optarg;
+			break;
+		case OPT_JSON:
+			opts->json = true;
+			break;
+		case OPT_OUT:
+			opts->out_dir = optarg;
+			break;
+		case OPT_PROGRAMS:
+			opts->programs_dir = optarg;
+			break;
+		case OPT_NOISE:
+			opts->noise_path = optarg;
+			break;
+		case OPT_NO_NOISE:
+			opts->no_noise = true;
+			break;
+		case OPT_FAIL_ON_REGRESSION:
+			opts->fail_on_regression = true;
+			break;
+		case OPT_ALPHA:
+			if (parse_double(optarg, 1e-9, 1, &opts->alpha)) {
+				usage_error("--alpha wants a probability in (0, 1], not '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_THRESHOLD:
+			if (parse_double(optarg, 0, 1000, &opts->threshold)) {
+				usage_error("--threshold wants a percentage, not '%s'", optarg);
+				return -EINVAL;
+			}
+			opts->threshold /= 100;
+			break;
+		case OPT_HELP:
+			print_help();
+			return 1;
+		case OPT_VERSION:
+			printf("krunner (kprof) %s\n", KRUNNER_VERSION);
+			return 1;
+		default:
+			if (c >= SUITE_OPTION_BASE && c < SUITE_OPTION_BASE + MAX_LONG_OPTIONS) {
+				if (suite_option_set(suite_option_names[c - SUITE_OPTION_BASE], optarg)) {
+					fprintf(stderr, "krunner: too many suite options\n");
+					return -E2BIG;
+				}
+				break;
+			}
+			fprintf(stderr, "krunner: see krunner --help\n");
+			return -EINVAL;
+		}
+	}
+
+	int rest = argc - optind;
+	switch (opts->command) {
+	case COMMAND_COMPARE:
+		if (rest != 2) {
+			usage_error("compare wants two result files, got %s",
+				    rest < 2 ? "fewer" : "more");
+			return -EINVAL;
+		}
+		opts->before = argv[optind];
+		opts->after = argv[optind + 1];
+		return 0;
+	case COMMAND_CALIBRATE:
+		if (!rounds_given)
+			opts->rounds = 10;
+		if (opts->rounds < 2) {
+			usage_error("calibrate needs at least 2 rounds%s", "");
+			return -EINVAL;
+		}
+		if (opts->profile != PROFILE_NONE) {
+			usage_error("calibrate measures plain runs; drop --profile%s", "");
+			return -EINVAL;
+		}
+		break;
+	case COMMAND_LIST:
+		break;
+	case COMMAND_RUN:
+		break;
+	}
+	if (rest > 0) {
+		usage_error("unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if ((opts->command == COMMAND_RUN || opts->command == COMMAND_CALIBRATE) &&
+	    opts->n_suites == 0) {
+		usage_error("which suite? give --suite=NAME (krunner --list shows them)%s", "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void options_free(struct options *opts)
+{
+	for (size_t i = 0; i < opts->n_suites; i++)
+		free(opts->suite_names[i]);
+	free(opts->suite_names);
+	opts->suite_names = NULL;
+	opts->n_suites = 0;
+}

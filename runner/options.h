@@ -1,0 +1,44 @@
+/* krunner's command line: subcommand, options, suite options. */
+#ifndef KRUNNER_OPTIONS_H
+#define KRUNNER_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "exec.h"
+
+#define KRUNNER_VERSION "0.1.0"
+
+enum command {
+	COMMAND_RUN,
+	COMMAND_LIST,
+	COMMAND_COMPARE,
+	COMMAND_CALIBRATE,
+};
+
+struct options {
+	enum command command;
+	char **suite_names;
+	size_t n_suites;
+	int rounds;
+	enum profile_mode profile;
+	const char *launcher;
+	bool json;
+	const char *out_dir;		/* NULL: default */
+	const char *programs_dir;	/* NULL: default */
+	const char *noise_path;		/* NULL: <out>/noise.json */
+	bool no_noise;
+	bool fail_on_regression;
+	double alpha;
+	double threshold;		/* fraction: 0.05 */
+	const char *before, *after;	/* compare */
+	char **argv;			/* as given, for the result */
+	int argc;
+};
+
+/* 0: run opts->command; 1: help or version printed (exit 0); -EINVAL:
+ * usage error (message printed). */
+int options_parse(int argc, char **argv, struct options *opts);
+void options_free(struct options *opts);
+
+#endif

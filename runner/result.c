@@ -1,0 +1,290 @@
+/*
+ * result: the JSON result file (jansson). One file per invocation, every
+ * sample kept, written atomically; and the reader with the checks compare
+ * relies on, so a corrupt or foreign file is refused with a reason.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "result.h"
+#include "stats.h"
+
+static json_t *artifact_json(const struct artifact *a)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "kind", json_string(artifact_kind_name(a->kind)));
+	json_object_set_new(j, "name", json_string(a->name));
+	json_object_set_new(j, "path", json_string(a->path));
+	json_object_set_new(j, "size", json_integer(a->size));
+	json_object_set_new(j, "sha256", json_string(a->sha256));
+	return j;
+}
+
+static json_t *samples_json(const double *values, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_real(values[i]));
+	return a;
+}
+
+static json_t *suite_json(const struct run *run, const struct suite_ctx *ctx)
+{
+	const struct suite *s = ctx->suite;
+	int rounds = run->opts->rounds;
+	json_t *j = json_object();
+	json_object_set_new(j, "name", json_string(s->name));
+	json_object_set_new(j, "description", json_string(s->description));
+	json_object_set_new(j, "status", json_string(ctx->error ? "failed" : "ok"));
+	if (ctx->error)
+		json_object_set_new(j, "error", json_string(ctx->error));
+	json_object_set_new(j, "rounds", json_integer(rounds));
+
+	json_t *artifacts = json_array();
+	for (size_t i = 0; i < ctx->n_artifacts; i++)
+		json_array_append_new(artifacts, artifact_json(&ctx->artifacts[i]));
+	json_object_set_new(j, "artifacts", artifacts);
+
+	json_t *options = json_object();
+	for (size_t i = 0; i < s->n_options; i++)
+		json_object_set_new(options, s->options[i].name,
+				    json_string(suite_option_value(s, s->options[i].name)));
+	json_object_set_new(j, "options", options);
+	json_object_set(j, "notes", ctx->notes);
+
+	/* No metric from a suite that did not complete every round. */
+	json_t *metrics = json_object();
+	if (!ctx->error && ctx->rounds_done == rounds) {
+		for (size_t m = 0; m < s->n_metrics; m++) {
+			const struct metric_def *def = &s->metrics[m];
+			const double *values = &ctx->samples[m * rounds];
+			json_t *metric = json_object();
+			json_object_set_new(metric, "unit", json_string(def->unit));
+			json_object_set_new(metric, "direction",
+					    json_string(def->direction == HIGHER_IS_BETTER ? "higher"
+											   : "lower"));
+			json_object_set_new(metric, "description", json_string(def->description));
+			json_object_set_new(metric, "samples", samples_json(values, (size_t)rounds));
+			double median = stats_median(values, (size_t)rounds);
+			json_object_set_new(metric, "median", json_real(median));
+			json_object_set_new(metric, "min", json_real(stats_min(values, (size_t)rounds)));
+			json_object_set_new(metric, "max", json_real(stats_max(values, (size_t)rounds)));
+			if (ctx->have_plain) {
+				json_object_set_new(metric, "plain_samples", samples_json(&ctx->plain[m], 1));
+				json_object_set_new(metric, "plain_median", json_real(ctx->plain[m]));
+				json_object_set_new(metric, "probe_effect",
+						    ctx->plain[m] > 0 ? json_real(median / ctx->plain[m])
+								      : json_null());
+			}
+			json_object_set_new(metrics, def->name, metric);
+		}
+	}
+	json_object_set_new(j, "metrics", metrics);
+	json_object_set(j, "round_details", ctx->rounds);
+	return j;
+}
+
+json_t *result_build(const struct run *run)
+{
+	const struct options *opts = run->opts;
+	json_t *root = json_object();
+	json_object_set_new(root, "format", json_string(RESULT_FORMAT));
+	json_object_set_new(root, "format_version", json_integer(RESULT_FORMAT_VERSION));
+	json_object_set_new(root, "start_time", json_string(run->start_time));
+	json_object_set_new(root, "end_time", json_string(run->end_time));
+
+	json_t *command = json_array();
+	for (int i = 0; i < opts->argc; i++)
+		json_array_append_new(command, json_string(opts->argv[i]));
+	json_object_set_new(root, "command", command);
+
+	json_t *o = json_object();
+	json_object_set_new(o, "rounds", json_integer(opts->rounds));
+	json_object_set_new(o, "profile",
+			    opts->profile == PROFILE_PRELOAD ? json_string("preload") :
+			    opts->profile == PROFILE_BPF ? json_string("bpf") : json_null());
+	json_object_set_new(o, "launcher", opts->launcher ? json_string(opts->launcher) : json_null());
+	json_object_set_new(o, "programs_dir", json_string(run->loc->programs_dir));
+	json_object_set_new(root, "options", o);
+
+	json_object_set_new(root, "host", host_json());
+	json_object_set_new(root, "git", git_json(run->loc->root));
+	json_object_set(root, "tool_versions", run->tool_versions);
+	json_t *tools = json_array();
+	for (size_t i = 0; i < run->n_tools; i++)
+		json_array_append_new(tools, artifact_json(&run->tools[i]));
+	json_object_set_new(root, "tools", tools);
+	if (run->trace_root[0])
+		json_object_set_new(root, "traces", json_string(run->trace_root));
+
+	json_t *suites = json_array();
+	for (size_t i = 0; i < run->n_suites; i++)
+		json_array_append_new(suites, suite_json(run, &run->suites[i]));
+	json_object_set_new(root, "suites", suites);
+	return root;
+}
+
+static int write_tmp(const char *dir, json_t *root, char *tmp, size_t len)
+{
+	if (snprintf(tmp, len, "%s/.krunner-tmp.XXXXXX", dir) >= (int)len)
+		return -ENAMETOOLONG;
+	int fd = mkstemp(tmp);
+	if (fd < 0)
+		return -errno;
+	int err = 0;
+	if (json_dumpfd(root, fd, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) < 0 ||
+	    write(fd, "\n", 1) != 1)
+		err = errno ? -errno : -EIO;
+	if (!err && fsync(fd) < 0)
+		err = -errno;
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && chmod(tmp, 0644) < 0)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+int result_write(const char *dir, const char *name, json_t *root, char *path_out,
+		 size_t path_len)
+{
+	char tmp[PATH_MAX];
+	int err = write_tmp(dir, root, tmp, sizeof(tmp));
+	if (err) {
+		fprintf(stderr, "krunner: cannot write a result file in %s: %s\n", dir,
+			strerror(-err));
+		return err;
+	}
+	for (int n = 1; n < 1000; n++) {
+		if (n == 1)
+			snprintf(path_out, path_len, "%s/%s.json", dir, name);
+		else
+			snprintf(path_out, path_len, "%s/%s-%d.json", dir, name, n);
+		if (link(tmp, path_out) == 0) {
+			unlink(tmp);
+			return 0;
+		}
+		if (errno != EEXIST) {
+			err = -errno;
+			break;
+		}
+		err = -EEXIST;
+	}
+	fprintf(stderr, "krunner: cannot write %s: %s\n", path_out, strerror(-err));
+	unlink(tmp);
+	return err;
+}
+
+int json_write_atomic(const char *path, json_t *root)
+{
+	char dir[PATH_MAX], tmp[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	int err = write_tmp(dir, root, tmp, sizeof(tmp));
+	if (!err && rename(tmp, path) < 0) {
+		err = -errno;
+		unlink(tmp);
+	}
+	if (err)
+		fprintf(stderr, "krunner: cannot write %s: %s\n", path, strerror(-err));
+	return err;
+}
+
+static int invalid(const char *path, const char *what, const char *detail)
+{
+	fprintf(stderr, "krunner: %s: not a usable krunner result: %s%s%s\n", path, what,
+		detail ? ": " : "", detail ? detail : "");
+	return -EINVAL;
+}
+
+static int check_metric(const char *path, const char *suite, const char *name, json_t *metric)
+{
+	char where[512];
+	snprintf(where, sizeof(where), "suite %s, metric %s", suite, name);
+	json_t *samples = json_object_get(metric, "samples");
+	json_t *median = json_object_get(metric, "median");
+	const char *direction = json_string_value(json_object_get(metric, "direction"));
+	if (!json_is_object(metric) || !json_is_array(samples) || json_array_size(samples) == 0)
+		return invalid(path, where, "no samples");
+	if (!json_is_number(median) || !isfinite(json_number_value(median)))
+		return invalid(path, where, "no median");
+	if (!direction || (strcmp(direction, "higher") && strcmp(direction, "lower")))
+		return invalid(path, where, "direction is not higher or lower");
+	size_t i;
+	json_t *v;
+	json_array_foreach(samples, i, v)
+		if (!json_is_number(v) || !isfinite(json_number_value(v)))
+			return invalid(path, where, "a sample is not a number");
+	return 0;
+}
+
+int result_load(const char *path, json_t **out)
+{
+	json_error_t jerr;
+	char detail[300];
+	*out = NULL;
+	json_t *root = json_load_file(path, 0, &jerr);
+	if (!root) {
+		if (access(path, R_OK) != 0) {
+			fprintf(stderr, "krunner: cannot read %s: %s\n", path, strerror(errno));
+			return -errno;
+		}
+		snprintf(detail, sizeof(detail), "line %d, column %d: %s", jerr.line, jerr.column,
+			 jerr.text);
+		return invalid(path, "broken JSON", detail);
+	}
+	int err = 0;
+	const char *format = json_string_value(json_object_get(root, "format"));
+	json_t *suites = json_object_get(root, "suites");
+	if (!format || strcmp(format, RESULT_FORMAT) != 0) {
+		err = invalid(path, "\"format\" is not \"" RESULT_FORMAT "\"", NULL);
+		goto out;
+	}
+	if (json_integer_value(json_object_get(root, "format_version")) != RESULT_FORMAT_VERSION) {
+		err = invalid(path, "unsupported format_version", NULL);
+		goto out;
+	}
+	if (!json_is_array(suites)) {
+		err = invalid(path, "no \"suites\" array", NULL);
+		goto out;
+	}
+	size_t i;
+	json_t *suite;
+	json_array_foreach(suites, i, suite) {
+		const char *name = json_string_value(json_object_get(suite, "name"));
+		json_t *metrics = json_object_get(suite, "metrics");
+		if (!name || !json_is_object(metrics)) {
+			err = invalid(path, "a suite without name or metrics", NULL);
+			goto out;
+		}
+		const char *metric_name;
+		json_t *metric;
+		json_object_foreach(metrics, metric_name, metric) {
+			err = check_metric(path, name, metric_name, metric);
+			if (err)
+				goto out;
+		}
+		json_t *artifacts = json_object_get(suite, "artifacts");
+		if (artifacts && !json_is_array(artifacts)) {
+			err = invalid(path, "suite artifacts is not an array", name);
+			goto out;
+		}
+	}
+	*out = root;
+	return 0;
+out:
+	json_decref(root);
+	return err;
+}

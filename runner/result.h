@@ -1,0 +1,29 @@
+/* The result file: building it from a run, writing it, reading it back. */
+#ifndef KRUNNER_RESULT_H
+#define KRUNNER_RESULT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "run.h"
+
+#define RESULT_FORMAT "krunner-result"
+#define RESULT_FORMAT_VERSION 1
+
+json_t *result_build(const struct run *run);
+
+/* Writes root as DIR/NAME.json through a temporary file and a link, so a
+ * reader never sees half a file and an existing result is never replaced
+ * (NAME-2.json ... when the name is taken). The path written goes to
+ * path_out. 0 or -errno (message printed). */
+int result_write(const char *dir, const char *name, json_t *root, char *path_out,
+		 size_t path_len);
+
+/* Loads and checks a result file. 0, or -EINVAL/-errno with the reason
+ * printed ("krunner: A.json: ..."). */
+int result_load(const char *path, json_t **out);
+
+/* Writes any JSON document atomically to path (replacing it). */
+int json_write_atomic(const char *path, json_t *root);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * The state of one krunner invocation that runs suites (run and calibrate):
+ * per suite its resolved artifacts, samples and round records. result.c
+ * turns it into the result JSON.
+ */
+#ifndef KRUNNER_RUN_H
+#define KRUNNER_RUN_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <wordexp.h>
+
+#include "artifacts.h"
+#include "options.h"
+#include "suite.h"
+
+struct run;
+
+struct suite_ctx {
+	const struct suite *suite;
+	struct run *run;
+	struct artifact *artifacts;
+	size_t n_artifacts;
+	char *scratch_dir;
+	json_t *notes;
+	double *samples;	/* [metric * rounds + round - 1] */
+	int rounds_done;
+	double *plain;		/* [metric]: the unprofiled round, with --profile */
+	bool have_plain;
+	json_t *rounds;		/* array: one object per round run */
+	char *error;		/* first failure; the suite then reports no metric */
+	bool setup_done;
+	/* The round being run. */
+	int round_number;	/* 1..rounds, 0 for the unprofiled round */
+	bool round_profiled;
+	char round_trace_dir[PATH_MAX];
+	double *current;
+	bool *current_set;
+};
+
+struct run {
+	const struct options *opts;
+	const struct locations *loc;
+	wordexp_t launcher_words;
+	bool have_launcher;
+	struct artifact *tools;		/* shim, kanalyze, kbpf-trace, launcher: fingerprinted */
+	size_t n_tools;
+	json_t *tool_versions;		/* {"krunner": "0.1.0", "kanalyze": ...} */
+	struct suite_ctx *suites;
+	size_t n_suites;
+	char stamp[32];			/* 20240501T120000Z */
+	char start_time[32];		/* 2024-05-01T12:00:00Z */
+	char end_time[32];
+	char base_name[NAME_MAX];	/* <stamp>-<suites> */
+	char trace_root[PATH_MAX];
+	bool progress;
+	int failed_suites;
+};
+
+/* Resolves suites, tools and artifacts; prints every problem and returns
+ * -ENOENT (missing) or -EINVAL (unknown suite) before anything runs. */
+int run_prepare(struct run *run, const struct options *opts, const struct locations *loc);
+/* Runs every suite's rounds. 0, or -errno on a failure of krunner itself;
+ * failed workloads are counted in run->failed_suites. */
+int run_execute(struct run *run);
+void run_free(struct run *run);
+
+/* Registry internals (suite.c). */
+int suite_option_set(const char *name, const char *value);
+const char *suite_option_value(const struct suite *suite, const char *name);
+
+/* UTC time formats. */
+void time_iso8601(char *buf, size_t len);
+void time_stamp(char *buf, size_t len);
+
+#endif

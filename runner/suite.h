@@ -1,0 +1,113 @@
+/*
+ * The suite interface. A suite is one file in runner/ that fills a struct
+ * suite and registers it with SUITE_REGISTER(); nothing else in the runner
+ * names it. It declares what it measures (metrics with unit and direction),
+ * what it needs (artifacts: programs built from programs/, input files,
+ * tools from PATH with the package that provides them) and any options of
+ * its own (they become krunner --NAME=VALUE flags). krunner resolves and
+ * fingerprints every artifact before any workload runs; a missing one stops
+ * the run with its install command.
+ *
+ * One round = one call of suite->round(ctx). The round runs its workload
+ * through suite_run() (which applies --launcher and --profile and collects
+ * the key=value lines the program prints) or records a value it measured
+ * itself with suite_metric(). krunner rejects the round unless every
+ * declared metric was produced exactly once, finite and not negative, and
+ * every program exited with status 0.
+ */
+#ifndef KRUNNER_SUITE_H
+#define KRUNNER_SUITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum metric_direction {
+	HIGHER_IS_BETTER,
+	LOWER_IS_BETTER,
+};
+
+struct metric_def {
+	const char *name;		/* key printed by the program: pipe_mbps */
+	const char *unit;		/* MB/s, us, ms, bytes */
+	enum metric_direction direction;
+	const char *description;
+};
+
+enum artifact_kind {
+	ARTIFACT_PROGRAM,	/* programs/NAME.c built to <programs dir>/NAME */
+	ARTIFACT_INPUT,		/* a file: absolute, or relative to the source tree */
+	ARTIFACT_TOOL,		/* an executable looked up in PATH (erl, mariadbd) */
+};
+
+struct artifact_def {
+	enum artifact_kind kind;
+	const char *name;	/* program or tool name, or the input's path */
+	/* How to get it when missing, shown to the user. NULL for a program
+	 * means "make build/programs/NAME". For a tool, name the Debian
+	 * package: "apt-get install erlang-base". */
+	const char *install;
+};
+
+struct suite_option {
+	const char *name;		/* --NAME=VALUE on krunner's command line */
+	const char *default_value;
+	const char *help;
+};
+
+struct suite_ctx;
+
+struct suite {
+	const char *name;		/* lower-case, dashes: syscall-io */
+	const char *description;	/* one line for --list */
+	const struct metric_def *metrics;
+	size_t n_metrics;
+	const struct artifact_def *artifacts;
+	size_t n_artifacts;
+	const struct suite_option *options;
+	size_t n_options;
+	/* Optional: once before the first round (scratch directories, servers,
+	 * tool versions via suite_note()). 0 or -errno. */
+	int (*setup)(struct suite_ctx *ctx);
+	/* One round. 0 or -errno; a failed round fails the suite. */
+	int (*round)(struct suite_ctx *ctx);
+	/* Optional: always called after setup succeeded, also after a failure. */
+	void (*teardown)(struct suite_ctx *ctx);
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Registers a suite at program start (before main). */
+#define SUITE_REGISTER(s)						\
+	__attribute__((constructor)) static void register_##s(void)	\
+	{								\
+		suite_register(&(s));					\
+	}
+
+void suite_register(const struct suite *suite);
+
+/* Registered suites, sorted by name. */
+size_t suite_count(void);
+const struct suite *suite_at(size_t i);
+const struct suite *suite_find(const char *name);
+
+/* --- for use inside setup/round/teardown --- */
+
+/* The resolved absolute path of an artifact declared by the suite. */
+const char *suite_artifact_path(struct suite_ctx *ctx, const char *name);
+/* The value of one of the suite's options (its default if not given). */
+const char *suite_option(struct suite_ctx *ctx, const char *name);
+/* A scratch directory for this suite, removed after teardown. */
+const char *suite_scratch_dir(struct suite_ctx *ctx);
+/* Runs argv (argv[0] a path) under the launcher and the profiler; the
+ * key=value lines it prints become this round's metrics. 0, or -errno
+ * (-ECHILD: the program failed or printed a metric twice). */
+int suite_run(struct suite_ctx *ctx, const char *const argv[]);
+/* Records a metric measured by the suite itself. 0 or -errno. */
+int suite_metric(struct suite_ctx *ctx, const char *name, double value);
+/* Adds "key": "value" to the suite's notes in the result (a tool version,
+ * a configuration detail). 0 or -errno. */
+int suite_note(struct suite_ctx *ctx, const char *key, const char *value);
+/* The current round, 1-based; 0 for the extra unprofiled round. */
+int suite_round_number(struct suite_ctx *ctx);
+
+#endif

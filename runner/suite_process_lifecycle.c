@@ -1,0 +1,47 @@
+/*
+ * process-lifecycle: starting and ending processes and threads, measured by
+ * programs/process_lifecycle.c with programs/hello.c as the child.
+ */
+#include <stdio.h>
+
+#include "suite.h"
+
+static const struct metric_def metrics[] = {
+	{ "hello_start_ms", "ms", LOWER_IS_BETTER, "fork + exec of hello to its exit" },
+	{ "fork_ms", "ms", LOWER_IS_BETTER, "fork + wait of a child that exits at once" },
+	{ "exec_ms", "ms", LOWER_IS_BETTER, "execve of hello up to its main" },
+	{ "clone_ms", "ms", LOWER_IS_BETTER, "create and join a thread" },
+};
+
+static const struct artifact_def artifacts[] = {
+	{ ARTIFACT_PROGRAM, "process_lifecycle", NULL },
+	{ ARTIFACT_PROGRAM, "hello", NULL },
+};
+
+static const struct suite_option options[] = {
+	{ "iterations", "20", "runs averaged into each metric per round" },
+};
+
+static int round_process_lifecycle(struct suite_ctx *ctx)
+{
+	char hello[4200], iterations[64];
+	snprintf(hello, sizeof(hello), "--hello=%s", suite_artifact_path(ctx, "hello"));
+	snprintf(iterations, sizeof(iterations), "--iterations=%s", suite_option(ctx, "iterations"));
+	const char *argv[] = { suite_artifact_path(ctx, "process_lifecycle"), hello, iterations,
+			       NULL };
+	return suite_run(ctx, argv);
+}
+
+static const struct suite process_lifecycle = {
+	.name = "process-lifecycle",
+	.description = "process start (fork+exec), fork, exec, thread create+join",
+	.metrics = metrics,
+	.n_metrics = ARRAY_SIZE(metrics),
+	.artifacts = artifacts,
+	.n_artifacts = ARRAY_SIZE(artifacts),
+	.options = options,
+	.n_options = ARRAY_SIZE(options),
+	.round = round_process_lifecycle,
+};
+
+SUITE_REGISTER(process_lifecycle)

@@ -1,0 +1,52 @@
+/*
+ * spawn-scratch: posix_spawn with a small and an 84,386-byte argv+envp,
+ * and the spawner's peak RSS, measured by programs/spawn_scratch.c with
+ * programs/hello.c as the child.
+ */
+#include <stdio.h>
+
+#include "suite.h"
+
+static const struct metric_def metrics[] = {
+	{ "spawn_ms", "ms", LOWER_IS_BETTER,
+	  "posix_spawn of hello (env LANG=C, PATH=/bin) + successful wait" },
+	{ "spawn_large_wire_bytes", "bytes", LOWER_IS_BETTER,
+	  "size of the deterministic argv+envp blob (asserted 84386)" },
+	{ "spawn_large_first_ms", "ms", LOWER_IS_BETTER, "first spawn + wait with the large blob" },
+	{ "spawn_large_repeat_ms", "ms", LOWER_IS_BETTER, "mean of five more" },
+	{ "spawner_peak_rss_bytes", "bytes", LOWER_IS_BETTER,
+	  "peak resident set of the spawning process (ru_maxrss)" },
+};
+
+static const struct artifact_def artifacts[] = {
+	{ ARTIFACT_PROGRAM, "spawn_scratch", NULL },
+	{ ARTIFACT_PROGRAM, "hello", NULL },
+};
+
+/* Shared with process-lifecycle: same name, same meaning. */
+static const struct suite_option options[] = {
+	{ "iterations", "20", "runs averaged into each metric per round" },
+};
+
+static int round_spawn_scratch(struct suite_ctx *ctx)
+{
+	char hello[4200], iterations[64];
+	snprintf(hello, sizeof(hello), "--hello=%s", suite_artifact_path(ctx, "hello"));
+	snprintf(iterations, sizeof(iterations), "--iterations=%s", suite_option(ctx, "iterations"));
+	const char *argv[] = { suite_artifact_path(ctx, "spawn_scratch"), hello, iterations, NULL };
+	return suite_run(ctx, argv);
+}
+
+static const struct suite spawn_scratch = {
+	.name = "spawn-scratch",
+	.description = "posix_spawn small and with an 84,386-byte argv+envp; spawner peak RSS",
+	.metrics = metrics,
+	.n_metrics = ARRAY_SIZE(metrics),
+	.artifacts = artifacts,
+	.n_artifacts = ARRAY_SIZE(artifacts),
+	.options = options,
+	.n_options = ARRAY_SIZE(options),
+	.round = round_spawn_scratch,
+};
+
+SUITE_REGISTER(spawn_scratch)
