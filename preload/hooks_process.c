@@ -98,6 +98,9 @@ __attribute__((used)) long kp_vfork_leave(long ret)
 	return ret;
 }
 
+/* Pointers in a child's environment we build (on the caller's stack). */
+#define MAX_ENV_COPY 4096
+
 /* ---- posix_spawn: the kernel sees clone3 (CLONE_VM|CLONE_VFORK) ---- */
 
 #define SPAWN_HOOK(name)                                                       \
@@ -111,9 +114,16 @@ __attribute__((used)) long kp_vfork_leave(long ret)
 			return ENOSYS;                                         \
 		pid_t child = 0;                                               \
 		struct kp_call c;                                              \
+		char *env_arr[kp_state == KP_ACTIVE ? MAX_ENV_COPY : 1];       \
+		char env_scratch[kp_state == KP_ACTIVE ? KP_PATH_MAX * 2 : 1]; \
+		char *const *env = envp;                                       \
+		if (kp_state == KP_ACTIVE)                                     \
+			env = kp_child_env(envp, env_arr, MAX_ENV_COPY,        \
+					   env_scratch, sizeof(env_scratch),   \
+					   NULL);                              \
 		if (!kp_call_begin(&c, SYS_clone3, 0))                         \
-			return kp_real.name(pid, path, fa, attr, argv, envp);  \
-		int r = kp_real.name(&child, path, fa, attr, argv, envp);      \
+			return kp_real.name(pid, path, fa, attr, argv, env);   \
+		int r = kp_real.name(&child, path, fa, attr, argv, env);       \
 		int e = errno;                                                 \
 		if (pid && r == 0)                                             \
 			*pid = child;                                          \
@@ -128,33 +138,18 @@ SPAWN_HOOK(posix_spawnp)
 
 /* ---- exec family ---- */
 
-#define MAX_ENV_COPY 4096
 
-/*
- * envp plus KPROF_EXEC_STREAM=<pid>:<stream>, built in the caller's array
- * of cap entries; returns envp itself when it does not fit.
- */
-static char *const *env_with_marker(char *const envp[], char **arr, size_t cap,
-				    char *marker, size_t marker_cap)
+/* KPROF_EXEC_STREAM=<pid>:<stream> into marker; false if it does not fit. */
+static bool format_marker(char *marker, size_t marker_cap)
 {
-	size_t n = 0, out = 0;
-	if (envp)
-		while (envp[n])
-			n++;
-	if (n + 2 > cap)
-		return envp;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(envp[i], "KPROF_EXEC_STREAM=", 18) != 0)
-			arr[out++] = envp[i];
-	char tmp[48];
-	int pos = 0;
 	const char *prefix = "KPROF_EXEC_STREAM=";
 	size_t len = strlen(prefix);
+	char tmp[48];
 	memcpy(marker, prefix, len);
 	uint64_t vals[2] = { kp_proc.pid, kp_proc.stream };
 	for (int k = 0; k < 2; k++) {
 		uint64_t v = vals[k];
-		pos = 47;
+		int pos = 47;
 		tmp[pos] = 0;
 		do {
 			tmp[--pos] = (char)('0' + v % 10);
@@ -162,16 +157,14 @@ static char *const *env_with_marker(char *const envp[], char **arr, size_t cap,
 		} while (v);
 		size_t m = strlen(tmp + pos);
 		if (len + m + 2 > marker_cap)
-			return envp;
+			return false;
 		memcpy(marker + len, tmp + pos, m);
 		len += m;
 		if (k == 0)
 			marker[len++] = ':';
 	}
 	marker[len] = 0;
-	arr[out++] = marker;
-	arr[out] = NULL;
-	return arr;
+	return true;
 }
 
 static void before_exec(unsigned nr, const char *path)
@@ -194,22 +187,28 @@ static int exec_failed(unsigned nr, int e)
 		errno = ENOSYS;                                                \
 		return -1;                                                     \
 	}                                                                      \
-	char *env_arr[tracing() ? MAX_ENV_COPY : 1];                           \
+	char *env_arr[kp_state == KP_ACTIVE ? MAX_ENV_COPY : 1];               \
+	char env_scratch[kp_state == KP_ACTIVE ? KP_PATH_MAX * 2 : 1];         \
 	char marker[64];                                                       \
 	char *const *env = (envp_in);                                          \
-	bool traced = tracing();
+	bool traced = tracing();                                               \
+	/* a vfork child is not counted but its exec'd image is followed */  \
+	if (!traced && kp_state == KP_ACTIVE)                                  \
+		env = kp_child_env((envp_in), env_arr, MAX_ENV_COPY,           \
+				   env_scratch, sizeof(env_scratch), NULL);
 
 /* Final flush first: it also learns the pid the marker carries. */
 #define EXEC_PREPARE(nr, path, envp_in)                                        \
 	before_exec(nr, path);                                                 \
-	env = env_with_marker((envp_in), env_arr, sizeof(env_arr) / sizeof(env_arr[0]), \
-			      marker, sizeof(marker));
+	env = kp_child_env((envp_in), env_arr, MAX_ENV_COPY, env_scratch,      \
+			   sizeof(env_scratch),                                \
+			   format_marker(marker, sizeof(marker)) ? marker : NULL);
 
 KP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	EXEC_PROLOGUE(execve, envp)
 	if (!traced)
-		return kp_real.execve(path, argv, envp);
+		return kp_real.execve(path, argv, env);
 	EXEC_PREPARE(SYS_execve, path, envp)
 	kp_real.execve(path, argv, env);
 	return exec_failed(SYS_execve, errno);
@@ -220,7 +219,7 @@ KP_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 {
 	EXEC_PROLOGUE(execveat, envp)
 	if (!traced)
-		return kp_real.execveat(dirfd, path, argv, envp, flags);
+		return kp_real.execveat(dirfd, path, argv, env, flags);
 	EXEC_PREPARE(SYS_execveat, path, envp)
 	kp_real.execveat(dirfd, path, argv, env, flags);
 	return exec_failed(SYS_execveat, errno);
@@ -230,7 +229,7 @@ KP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	EXEC_PROLOGUE(fexecve, envp)
 	if (!traced)
-		return kp_real.fexecve(fd, argv, envp);
+		return kp_real.fexecve(fd, argv, env);
 	EXEC_PREPARE(SYS_execveat, "(descriptor)", envp)
 	kp_real.fexecve(fd, argv, env);
 	return exec_failed(SYS_execveat, errno);
@@ -240,7 +239,7 @@ KP_EXPORT int execv(const char *path, char *const argv[])
 {
 	EXEC_PROLOGUE(execve, environ)
 	if (!traced)
-		return kp_real.execv(path, argv);
+		return kp_real.execve(path, argv, env);
 	EXEC_PREPARE(SYS_execve, path, environ)
 	kp_real.execve(path, argv, env);
 	return exec_failed(SYS_execve, errno);
@@ -250,7 +249,7 @@ KP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	EXEC_PROLOGUE(execvpe, envp)
 	if (!traced)
-		return kp_real.execvpe(file, argv, envp);
+		return kp_real.execvpe(file, argv, env);
 	EXEC_PREPARE(SYS_execve, file, envp)
 	kp_real.execvpe(file, argv, env);
 	return exec_failed(SYS_execve, errno);

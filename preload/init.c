@@ -221,6 +221,7 @@ static void absolutize_out(void)
 	absolutize(kp_config.fallback_dir, sizeof(kp_config.fallback_dir), cwd);
 	if (strncmp(kp_config.out, "unix:", 5) != 0)
 		absolutize(kp_config.out, sizeof(kp_config.out), cwd);
+	kp_child_env_init(cwd);
 }
 
 static void set_deadline(void)

@@ -361,6 +361,10 @@ void kp_write_stderr(const char *s);
 int kp_read_pids(uint64_t *pid, uint64_t *ppid);
 void kp_reset_deadline(void);
 void kp_after_fork_child(void);
+/* child_env.c: what a child image's environment needs to stay traced. */
+void kp_child_env_init(const char *cwd);
+char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
+			  char *scratch, size_t scratch_cap, const char *marker);
 bool kp_flush_lock_wait(void);
 void kp_flush_unlock(void);
 
