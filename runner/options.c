@@ -128,6 +128,11 @@ static const char usage_tail[] =
 "  krunner compare results/A.json results/B.json --fail-on-regression\n"
 "  krunner --suite=spawn-scratch --json | jq '.suites[0].metrics.spawn_ms.median'\n";
 
+static bool suite_option_is_switch(const struct suite_option *o)
+{
+	return strcmp(o->default_value, "0") == 0 || strcmp(o->default_value, "1") == 0;
+}
+
 /* Each suite option once, with the suites that read it. */
 static void print_help(void)
 {
@@ -147,8 +152,8 @@ static void print_help(void)
 				printf("\nSuite options (any suite's own flags):\n");
 				printed_header = true;
 			}
-			printf("      --%s=VALUE\n                          %s (default %s; ", o->name,
-			       o->help, o->default_value);
+			printf("      --%s%s\n                          %s (default %s; ", o->name,
+			       suite_option_is_switch(o) ? "[=0|1]" : "=VALUE", o->help, o->default_value);
 			const char *sep = "";
 			for (size_t k = i; k < suite_count(); k++)
 				for (size_t l = 0; l < suite_at(k)->n_options; l++)
@@ -228,7 +233,9 @@ static int build_table(struct option *table, const char **suite_option_names)
 			if (n == MAX_LONG_OPTIONS - 1)
 				return -E2BIG;
 			suite_option_names[n_suite] = name;
-			table[n++] = (struct option){ name, required_argument, NULL,
+			int has_arg = suite_option_is_switch(&s->options[j]) ? optional_argument
+									      : required_argument;
+			table[n++] = (struct option){ name, has_arg, NULL,
 						      SUITE_OPTION_BASE + (int)n_suite };
 			n_suite++;
 		}
@@ -347,7 +354,8 @@ int options_parse(int argc, char **argv, struct options *opts)
 			return 1;
 		default:
 			if (c >= SUITE_OPTION_BASE && c < SUITE_OPTION_BASE + MAX_LONG_OPTIONS) {
-				if (suite_option_set(suite_option_names[c - SUITE_OPTION_BASE], optarg)) {
+				if (suite_option_set(suite_option_names[c - SUITE_OPTION_BASE],
+						      optarg ? optarg : "1")) {
 					fprintf(stderr, "krunner: too many suite options\n");
 					return -E2BIG;
 				}

@@ -137,6 +137,19 @@ int suite_round_number(struct suite_ctx *ctx)
 	return ctx->round_number;
 }
 
+bool suite_interrupted(void)
+{
+	return exec_interrupted();
+}
+
+int suite_result_dir(struct suite_ctx *ctx, const char *name, char *path, size_t len)
+{
+	int n = snprintf(path, len, "%s/%s-%s", ctx->run->loc->out_dir, ctx->run->stamp, name);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return mkdir_p(path);
+}
+
 int suite_note(struct suite_ctx *ctx, const char *key, const char *value)
 {
 	return json_object_set_new(ctx->notes, key, value ? json_string(value) : json_null())

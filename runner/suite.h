@@ -53,6 +53,8 @@ struct suite_option {
 	const char *default_value;
 	const char *help;
 };
+/* An option whose default is "0" or "1" is a switch: --NAME alone means
+ * --NAME=1 (and a value needs the = form: --NAME=0). */
 
 struct suite_ctx;
 
@@ -109,5 +111,12 @@ int suite_metric(struct suite_ctx *ctx, const char *name, double value);
 int suite_note(struct suite_ctx *ctx, const char *key, const char *value);
 /* The current round, 1-based; 0 for the extra unprofiled round. */
 int suite_round_number(struct suite_ctx *ctx);
+/* True once krunner got SIGINT or SIGTERM: a suite waiting on something
+ * of its own (a server, a build) stops it and returns -EINTR; teardown
+ * follows. */
+bool suite_interrupted(void);
+/* A directory of the run's own next to its result file, for reports and
+ * logs a suite writes: <out>/<run stamp>-<name>, created. 0 or -errno. */
+int suite_result_dir(struct suite_ctx *ctx, const char *name, char *path, size_t len);
 
 #endif

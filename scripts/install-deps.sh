@@ -5,7 +5,11 @@
 set -eu
 build="gcc make libc6-dev linux-libc-dev libmsgpack-dev zlib1g-dev libjansson-dev clang llvm libbpf-dev bpftool libelf-dev libssl-dev"
 demo="$build nodejs"
-test="$demo jq bc strace golang-go"
+# The application suites (erlang-ring, mariadb-*, wordpress, kernel-build)
+# run real Debian programs; make test runs them.
+apps="erlang-base erlang-dev mariadb-server mariadb-client php-cli php-mysql php-opcache
+	wordpress wordpress-theme-twentytwentythree ccache linux-source bc bison flex xz-utils"
+test="$demo jq bc strace golang-go $apps"
 case ${1:-demo} in
 demo) want=$demo ;;
 test) want=$test ;;
@@ -24,6 +28,16 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "kprof: installing Debian packages:$missing"
 export DEBIAN_FRONTEND=noninteractive
+# No service may start during the install (mariadb-server would start
+# mariadbd): policy-rc.d exiting 101 tells invoke-rc.d "not allowed". Only a
+# file we created is removed again.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\n# kprof install-deps.sh: no service starts during the install\nexit 101\n' >"$policy"
+	chmod 0755 "$policy"
+	trap 'rm -f "$policy"' EXIT
+	trap 'rm -f "$policy"; exit 130' INT TERM
+fi
 # A fresh machine has no package lists yet; refresh them once if the
 # install cannot find a package.
 apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1 || {

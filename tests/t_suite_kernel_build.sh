@@ -1,0 +1,63 @@
+# krunner --suite=kernel-build in its smallest honest CI setting: Debian's
+# linux-source, tinyconfig, only the scheduler (kernel/sched/) as the make goal
+# (--target=kernel/sched/; users build the whole tinyconfig kernel by default),
+# one cold and one warm build through ccache, plus the relocated warm
+# build. The second build's hit rate is above the threshold, report.md and
+# stats.json exist and say the same as the result file. The first run on
+# a machine also unpacks the tarball into /var/tmp/kprof-linux-src.
+source "$KPROF_ROOT/tests/lib.sh"
+KRUNNER=$BUILD/krunner
+
+"$KRUNNER" --suite=kernel-build --rounds=1 --warm-runs=1 --target=kernel/sched/ --relocate \
+	--min-hit-rate=0.9 --out="$PWD/results" >stdout.txt || fail "krunner exited $?"
+result=$(ls results/*-kernel-build.json)
+sel='.suites[0].metrics'
+for metric in cold_s warm_median_s warm_min_s warm_max_s warm_cold_ratio hit_rate cache_entries cache_size_kib; do
+	v=$(jq "$sel.$metric.median" "$result")
+	jq -e "$sel.$metric.median | type == \"number\" and . > 0" "$result" >/dev/null ||
+		fail "$metric = $v"
+	echo "ok: $metric = $v"
+done
+jq -e "$sel.hit_rate.median > 0.9" "$result" >/dev/null ||
+	fail "warm hit rate $(jq "$sel.hit_rate.median" "$result") is not above 0.9"
+echo "ok: the second build's hit rate is above 0.9"
+
+dir=$(ls -d results/*-kernel-build-direct)
+for f in report.md stats.json logs/cold.log logs/warm-1.log logs/relocated.log; do
+	[ -s "$dir/$f" ] || fail "no $dir/$f"
+done
+echo "ok: report.md, stats.json and the build logs exist"
+stats=$dir/stats.json
+# stats.json and the result file
+for pair in cold_s:.cold.seconds warm_median_s:.warm_median_s hit_rate:.hit_rate \
+	warm_cold_ratio:.warm_cold_ratio cache_entries:.cache_entries; do
+	metric=${pair%%:*} field=${pair#*:}
+	a=$(jq "$sel.$metric.median" "$result") b=$(jq "$field" "$stats")
+	jq -n -e "($a - $b) | fabs < 1e-6" >/dev/null || fail "$metric: result $a, stats.json $b"
+done
+echo "ok: stats.json agrees with the result file"
+# report.md and stats.json
+report_has() { grep -qF -- "$1" "$dir/report.md" || fail "report.md lacks '$1' (stats.json: $2)"; }
+report_has "| cold seconds | $(printf '%.2f' "$(jq .cold.seconds "$stats")") |" cold
+report_has "| warm/cold ratio | $(printf '%.4f' "$(jq .warm_cold_ratio "$stats")") |" ratio
+report_has "| warm hit rate | $(printf '%.4f' "$(jq .hit_rate "$stats")") |" hit_rate
+report_has "| cache entries | $(jq .cache_entries "$stats") |" entries
+report_has "| cache size KiB | $(jq .cache_size_kib "$stats") |" size
+report_has "| warm 1 | $(printf '%.2f' "$(jq '.warm[0].seconds' "$stats")") | $(jq '.warm[0].hits' "$stats") |" warm
+report_has "| cross-tree hit rate (relocated) | $(printf '%.4f' "$(jq .relocate.hit_rate "$stats")") |" relocate
+echo "ok: report.md agrees with stats.json (relocated hit rate $(jq .relocate.hit_rate "$stats"))"
+[ -z "$(find "$TMPDIR" -maxdepth 1 -name 'krunner-*')" ] || fail "scratch left behind"
+echo "ok: no scratch directory left"
+
+# A threshold missed: no warm build is 0 times the cold one. A cheap goal
+# (scripts_basic and what the top-level Makefile prepares for it); the
+# report is still written and the exit status is 2.
+rm -rf results
+rc=0
+"$KRUNNER" --suite=kernel-build --rounds=1 --warm-runs=1 --target=scripts_basic \
+	--max-warm-ratio=0 --out="$PWD/results" >stdout.txt 2>stderr.txt || rc=$?
+expect_eq "exit with a missed threshold" 2 "$rc"
+grep -q "above --max-warm-ratio=0" stderr.txt || fail "no threshold message: $(cat stderr.txt)"
+[ -s "$(ls -d results/*-kernel-build-direct)/report.md" ] || fail "no report for the failed run"
+grep -q "MISSED" results/*-kernel-build-direct/report.md || fail "report.md does not say MISSED"
+echo "ok: a missed threshold fails with the report written"
