@@ -28,13 +28,14 @@ WARN := -Wall -Wextra -Werror
 OPT ?= -O2 -g
 CFLAGS_BASE := $(OPT) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP -Icommon -I$(BUILD)/gen
 ifeq ($(SAN),1)
-SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SHIM_SANFLAGS := -fsanitize=undefined -fno-sanitize-recover=all
 endif
-# Tools and tests may be sanitized; the shim is loaded into other programs
-# and is built without ASan (it cannot be preloaded ahead of the runtime).
+# Tools may be sanitized; the shim is loaded into other programs and gets
+# UBSan only (ASan cannot be preloaded ahead of the program's runtime).
 TOOL_CFLAGS := $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
 SHIM_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
-	-fno-stack-protector $(CFLAGS)
+	-fno-stack-protector $(SHIM_SANFLAGS) $(CFLAGS)
 
 COMMON_SRC := $(wildcard common/*.c)
 GEN_SRC := $(BUILD)/gen/syscalls_x86_64.c $(BUILD)/gen/syscalls_aarch64.c
@@ -50,7 +51,7 @@ ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(BUILD)/obj/%.o)
 PROGRAMS := $(patsubst programs/%.c,$(BUILD)/programs/%,$(wildcard programs/*.c))
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 
-LIBS_ANALYZER := -lmsgpackc -ljansson -lz -lm
+LIBS_ANALYZER := -lmsgpackc -ljansson -lz -lm -lelf
 LIBS_SHIM := -lz -ldl -lpthread
 
 # kbpf-trace: X.bpf.c is compiled for the BPF target against the pinned
@@ -116,7 +117,7 @@ $(BUILD)/libkcommon.a: $(COMMON_OBJ)
 
 $(BUILD)/libkprof.so: $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a preload/libkprof.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,--version-script=preload/libkprof.map -Wl,-z,now \
+	$(Q)$(CC) -shared $(SHIM_SANFLAGS) -Wl,--version-script=preload/libkprof.map -Wl,-z,now \
 		-o $@ $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a $(LIBS_SHIM)
 
 $(BUILD)/kanalyze: $(ANALYZER_OBJ) $(BUILD)/libkcommon.a
@@ -153,10 +154,38 @@ $(BUILD)/tests/static_%: tests/static_%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -static -o $@ $<
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libkcommon.a
+# Test programs run under the shim, so SAN=1 gives them what it gives the
+# shim (UBSan; an ASan program cannot have a library preloaded before its
+# runtime) and they link the common code built that way.
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libkcommon-pic.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $(BUILD)/libkcommon.a -lmsgpackc -lz -lpthread
+	$(Q)$(CC) $(CFLAGS_BASE) $(SHIM_SANFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libkcommon-pic.a -lmsgpackc -lz -lpthread
+
+# libFuzzer targets (tests/fuzz/*.c, clang): the record decoder, gzip input
+# and kanalyze's model. Each is one clang command over its sources, so no
+# object is shared with the gcc build. `make fuzz FUZZ_SECONDS=N` runs each
+# for N s on a seed corpus of real traces (tests/fuzz/run.sh).
+FUZZ_SRC := $(wildcard tests/fuzz/*.c)
+FUZZERS := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_LIB_SRC := $(COMMON_SRC) $(GEN_SRC)
+$(BUILD)/fuzz/fuzz_records: FUZZ_LIB_SRC += $(filter-out analyzer/main.c,$(ANALYZER_SRC))
+FUZZ_SECONDS ?= 300
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(COMMON_SRC) $(GEN_SRC) $(ANALYZER_SRC)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(WARN) -std=gnu11 -D_GNU_SOURCE -DZONE_CHUNK_BYTES=65536 -Icommon -Ianalyzer \
+		-I$(BUILD)/gen -o $@ $< $(FUZZ_LIB_SRC) $(LIBS_ANALYZER)
+.PHONY: fuzz fuzz-build soak
+fuzz-build: $(FUZZERS)
+fuzz: fuzz-build $(BUILD)/libkprof.so $(TESTS)
+	$(Q)BUILD=$(abspath $(BUILD)) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+
+# 30-minute soak (not in CI): Node HTTP server under the shim, bounded load.
+SOAK_MINUTES ?= 30
+soak: $(BUILD)/libkprof.so $(BUILD)/kanalyze
+	$(Q)BUILD=$(abspath $(BUILD)) SOAK_MINUTES=$(SOAK_MINUTES) tests/soak/soak.sh
 
 deps:
 	$(Q)scripts/install-deps.sh demo
@@ -165,7 +194,7 @@ test-deps:
 
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tests/run.sh
+	$(Q)BUILD=$(abspath $(BUILD)) tests/run.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 
 #include "coverage.h"
+#include "listen.h"
 #include "model.h"
+#include "views.h"
 #include "record_reader.h"
 #include "report.h"
 
@@ -36,15 +38,62 @@ static const char usage_text[] =
 "Options:\n"
 "  -f, --format=FORMAT   table (default), json, csv or markdown\n"
 "  -b, --by=WHAT         syscall (default: one merged table), process (one\n"
-"                        table per process image), thread (one per thread)\n"
+"                        table per process image), thread (one per thread),\n"
+"                        errno (failed calls by errno and syscall)\n"
 "  -s, --sort=KEY        time (default), count, avg, retries, errors, name\n"
 "  -n, --top=N           only the first N syscalls of each table (0 = all)\n"
-"  -e, --errors          add errors and the errno breakdown per syscall\n"
+"  -E, --errors          add errors and the errno breakdown per syscall\n"
 "  -p, --percentiles     add p50/p90/p99/max latency columns (microseconds)\n"
 "  -c, --coverage        exactly two PATHs, A and B, traces of the same\n"
 "                        workload: per syscall, the calls A saw next to those\n"
 "                        B saw and the share (shim vs kbpf-trace: what the\n"
 "                        shim cannot see). --format=table, json or markdown\n"
+"\n"
+"Filters (before any view):\n"
+"  -e, --trace=LIST      only these syscalls: names and classes, comma\n"
+"                        separated (-e read,write,%net); a leading ! excludes.\n"
+"                        Classes: %file %desc %net %process %memory %ipc\n"
+"                        %sync %time %signal\n"
+"      --pid=LIST        only these processes (pids, comma separated)\n"
+"      --min-duration=T  only calls that took T or longer (event records;\n"
+"                        T in ns, us, ms or s, default unit us)\n"
+"      --failed          only calls that failed (event records)\n"
+"      --succeeded       only calls that succeeded (event records)\n"
+"\n"
+"Views:\n"
+"      --listen=unix:PATH  accept producers on a unix socket (the shim with\n"
+"                        KPROF_OUT=unix:PATH; any producer of the record\n"
+"                        stream), merge them live,\n"
+"                        print a snapshot every --refresh (top-like on a\n"
+"                        terminal), and the final profile when every producer\n"
+"                        closed (and none came for --linger) or on Ctrl-C\n"
+"      --save=DIR        with --listen: also write each connection to DIR as\n"
+"                        a trace file\n"
+"      --refresh=MS      with --listen: snapshot period (default 1000, 0 = none)\n"
+"      --linger=MS       with --listen: wait this long after the last producer\n"
+"                        closed for new ones (default 500)\n"
+"      --diff            exactly two PATHs, A and B: per-syscall change of\n"
+"                        count, time and average; rows that got worse (time\n"
+"                        +5% with count +5% or average +25%) are flagged\n"
+"      --timeline=FILE   write the event records as Chrome trace JSON\n"
+"                        (Perfetto, chrome://tracing); needs KPROF_EVENTS=1\n"
+"                        or kbpf-trace --events\n"
+"      --sites           top call sites per syscall (--top per syscall)\n"
+"      --folded          folded stacks (program`function;syscall count)\n"
+"      --interval=MS     time series: per-interval deltas of the periodic\n"
+"                        aggregates\n"
+"      --blocking        EAGAIN retries per logical operation and time from\n"
+"                        the first EAGAIN to success (event records)\n"
+"      --html=FILE       one self-contained HTML report with SVG charts\n"
+"      --strict          missing records (sequence gaps) or drops are an\n"
+"                        error (exit 3)\n"
+"      --assert=EXPR     check the end state, repeatable: exit 4 naming the\n"
+"                        first that fails. EXPR: NAME OP NUMBER, OP one of\n"
+"                        == != < <= > >=, NAME one of pending_pipe_readers,\n"
+"                        pending_pipe_writers, open_fds.KIND (file, pipe,\n"
+"                        socket, other, total), count(SYSCALL),\n"
+"                        retries(SYSCALL), errors(SYSCALL), time_ms(SYSCALL),\n"
+"                        drops, missing_records, processes, exit_status_max\n"
 "  -h, --help            this help\n"
 "  -V, --version         version\n"
 "\n"
@@ -60,6 +109,8 @@ static const char usage_text[] =
 "     before the damage are used; a warning gives file and byte offset,\n"
 "     counted in the decompressed stream for gzip) or a PATH could not be\n"
 "     read while others could\n"
+"  3  --strict: records are missing (gaps in sequence numbers) or dropped\n"
+"  4  --assert: an assertion does not hold (named on stderr)\n"
 "\n"
 "Examples:\n"
 "  LD_PRELOAD=build/libkprof.so KPROF_OUT=/tmp/t node app.js\n"
@@ -69,7 +120,15 @@ static const char usage_text[] =
 "  kanalyze --percentiles trace.msgpack.gz\n"
 "  kanalyze --format=json /tmp/t | jq '.syscalls[] | {name, count}'\n"
 "  kanalyze --format=csv --by=thread /tmp/t > threads.csv\n"
-"  kanalyze --coverage shim-trace/ bpf-trace/  # what the shim saw of all calls\n";
+"  kanalyze --coverage shim-trace/ bpf-trace/  # what the shim saw of all calls\n"
+"  kanalyze --listen=unix:/tmp/kprof.sock --save=/tmp/live &\n"
+"  LD_PRELOAD=build/libkprof.so KPROF_OUT=unix:/tmp/kprof.sock node app.js\n"
+"  kanalyze --diff before/ after/ --format=markdown\n"
+"  kanalyze --by=thread -e %file,%net /tmp/t\n"
+"  KPROF_EVENTS=1 ... ; kanalyze --timeline=out.json /tmp/t\n"
+"  kanalyze --sites /tmp/t; kanalyze --folded /tmp/t > stacks.txt\n"
+"  kanalyze --html=report.html --interval=100 /tmp/t\n"
+"  kanalyze --assert 'pending_pipe_readers==0' --assert 'open_fds.pipe==0' /tmp/t\n";
 
 struct run {
 	struct kp_model model;
@@ -231,34 +290,110 @@ out_a:
 	return status;
 }
 
-int main(int argc, char **argv)
+#define EXIT_STRICT 3
+#define EXIT_ASSERT 4
+#define MAX_ASSERTS 32
+
+enum {
+	OPT_LISTEN = 1000, OPT_SAVE, OPT_REFRESH, OPT_LINGER, OPT_DIFF,
+	OPT_TIMELINE, OPT_SITES, OPT_FOLDED, OPT_INTERVAL, OPT_HTML, OPT_STRICT,
+	OPT_ASSERT, OPT_PID, OPT_MIN_DURATION, OPT_FAILED, OPT_SUCCEEDED,
+	OPT_BLOCKING,
+};
+
+struct cli {
+	struct kp_report_opts opts;
+	bool coverage, diff, sites, folded, strict, blocking, by_errno;
+	const char *listen, *save, *timeline, *html;
+	uint64_t refresh_ms, linger_ms, interval_ms;
+	const char *asserts[MAX_ASSERTS];
+	size_t n_asserts;
+	struct kp_filter filter;
+};
+
+static int parse_u64(const char *opt, const char *arg, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-') {
+		fprintf(stderr, "kanalyze: %s needs a number, not '%s' (see kanalyze --help)\n",
+			opt, arg);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* "10", "10us", "250ns", "1.5ms", "2s" -> ns; plain numbers are us. */
+static int parse_duration(const char *arg, uint64_t *ns)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	double unit = 1e3;
+	if (errno || end == arg || v < 0) {
+		usage_error("--min-duration needs a duration such as 10us, not '%s'", arg);
+		return -EINVAL;
+	}
+	if (strcmp(end, "ns") == 0)
+		unit = 1;
+	else if (strcmp(end, "us") == 0 || *end == 0)
+		unit = 1e3;
+	else if (strcmp(end, "ms") == 0)
+		unit = 1e6;
+	else if (strcmp(end, "s") == 0)
+		unit = 1e9;
+	else {
+		usage_error("--min-duration: unknown unit in '%s' (ns, us, ms, s)", arg);
+		return -EINVAL;
+	}
+	*ns = (uint64_t)(v * unit);
+	return 0;
+}
+
+static int parse_cli(int argc, char **argv, struct cli *cli)
 {
 	static const struct option long_options[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "by", required_argument, NULL, 'b' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
-		{ "errors", no_argument, NULL, 'e' },
+		{ "errors", no_argument, NULL, 'E' },
+		{ "trace", required_argument, NULL, 'e' },
 		{ "percentiles", no_argument, NULL, 'p' },
 		{ "coverage", no_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "save", required_argument, NULL, OPT_SAVE },
+		{ "refresh", required_argument, NULL, OPT_REFRESH },
+		{ "linger", required_argument, NULL, OPT_LINGER },
+		{ "diff", no_argument, NULL, OPT_DIFF },
+		{ "timeline", required_argument, NULL, OPT_TIMELINE },
+		{ "sites", no_argument, NULL, OPT_SITES },
+		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "html", required_argument, NULL, OPT_HTML },
+		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "assert", required_argument, NULL, OPT_ASSERT },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "min-duration", required_argument, NULL, OPT_MIN_DURATION },
+		{ "failed", no_argument, NULL, OPT_FAILED },
+		{ "succeeded", no_argument, NULL, OPT_SUCCEEDED },
+		{ "blocking", no_argument, NULL, OPT_BLOCKING },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const formats[] = { "table", "json", "csv", "markdown" };
-	static const char *const bys[] = { "syscall", "process", "thread" };
+	static const char *const bys[] = { "syscall", "process", "thread", "errno",
+					   "kind" };
 	static const char *const sorts[] = { "time", "count", "avg", "retries",
 					     "errors", "name" };
-	struct kp_report_opts opts = { .format = KP_FORMAT_TABLE,
-				       .by = KP_BY_SYSCALL,
-				       .sort = KP_SORT_TIME };
-	struct run run = { 0 };
-	bool coverage = false;
-	int c, v, err = 0, status = EXIT_USAGE;
-	char *end;
+	int c, v;
+	uint64_t u;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:b:s:n:epchV", long_options,
+	while ((c = getopt_long(argc, argv, ":f:b:s:n:e:EpchV", long_options,
 				NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -266,46 +401,96 @@ int main(int argc, char **argv)
 				usage_error("unknown format '%s' (table, json, csv, markdown)", optarg);
 				return EXIT_USAGE;
 			}
-			opts.format = (enum kp_format)v;
+			cli->opts.format = (enum kp_format)v;
 			break;
 		case 'b':
-			if ((v = pick(optarg, bys, 3)) < 0) {
-				usage_error("unknown --by '%s' (syscall, process, thread)", optarg);
+			if ((v = pick(optarg, bys, 5)) < 0) {
+				usage_error("unknown --by '%s' (syscall, process, thread, errno)", optarg);
 				return EXIT_USAGE;
 			}
-			opts.by = (enum kp_by)v;
+			if (v == 4) {
+				usage_error("%s", "--by=kind: the records do not say which kind of "
+					    "descriptor each call used (only the descriptors open at "
+					    "exit, by kind, in the footer)");
+				return EXIT_USAGE;
+			}
+			cli->by_errno = v == 3;
+			if (v < 3)
+				cli->opts.by = (enum kp_by)v;
 			break;
 		case 's':
 			if ((v = pick(optarg, sorts, 6)) < 0) {
 				usage_error("unknown sort key '%s' (time, count, avg, retries, errors, name)", optarg);
 				return EXIT_USAGE;
 			}
-			opts.sort = (enum kp_sort)v;
+			cli->opts.sort = (enum kp_sort)v;
 			break;
 		case 'n':
-			errno = 0;
-			unsigned long long top = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-') {
-				usage_error("--top needs a number of rows, not '%s'", optarg);
+			if (parse_u64("--top", optarg, &u))
 				return EXIT_USAGE;
-			}
-			opts.top = top > SIZE_MAX ? SIZE_MAX : (size_t)top;
+			cli->opts.top = u > SIZE_MAX ? SIZE_MAX : (size_t)u;
+			break;
+		case 'E':
+			cli->opts.errors = true;
 			break;
 		case 'e':
-			opts.errors = true;
+			if (kp_filter_parse_names(&cli->filter, optarg))
+				return EXIT_USAGE;
 			break;
 		case 'p':
-			opts.percentiles = true;
+			cli->opts.percentiles = true;
 			break;
 		case 'c':
-			coverage = true;
+			cli->coverage = true;
 			break;
+		case OPT_LISTEN: cli->listen = optarg; break;
+		case OPT_SAVE: cli->save = optarg; break;
+		case OPT_REFRESH:
+			if (parse_u64("--refresh", optarg, &cli->refresh_ms))
+				return EXIT_USAGE;
+			break;
+		case OPT_LINGER:
+			if (parse_u64("--linger", optarg, &cli->linger_ms))
+				return EXIT_USAGE;
+			break;
+		case OPT_DIFF: cli->diff = true; break;
+		case OPT_TIMELINE: cli->timeline = optarg; break;
+		case OPT_SITES: cli->sites = true; break;
+		case OPT_FOLDED: cli->folded = true; break;
+		case OPT_INTERVAL:
+			if (parse_u64("--interval", optarg, &cli->interval_ms))
+				return EXIT_USAGE;
+			if (!cli->interval_ms) {
+				usage_error("%s", "--interval must be at least 1 ms");
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_HTML: cli->html = optarg; break;
+		case OPT_STRICT: cli->strict = true; break;
+		case OPT_BLOCKING: cli->blocking = true; break;
+		case OPT_ASSERT:
+			if (cli->n_asserts == MAX_ASSERTS) {
+				usage_error("at most %s --assert options", "32");
+				return EXIT_USAGE;
+			}
+			cli->asserts[cli->n_asserts++] = optarg;
+			break;
+		case OPT_PID:
+			if (kp_filter_parse_pids(&cli->filter, optarg))
+				return EXIT_USAGE;
+			break;
+		case OPT_MIN_DURATION:
+			if (parse_duration(optarg, &cli->filter.min_duration_ns))
+				return EXIT_USAGE;
+			break;
+		case OPT_FAILED: cli->filter.failed = true; break;
+		case OPT_SUCCEEDED: cli->filter.succeeded = true; break;
 		case 'h':
 			fputs(usage_text, stdout);
-			return fflush(stdout) ? EXIT_USAGE : 0;
+			return fflush(stdout) ? EXIT_USAGE : -1;
 		case 'V':
 			printf("kanalyze (kprof) %s\n", KPROF_VERSION);
-			return fflush(stdout) ? EXIT_USAGE : 0;
+			return fflush(stdout) ? EXIT_USAGE : -1;
 		case ':':
 			usage_error("option '%s' needs a value", argv[optind - 1]);
 			return EXIT_USAGE;
@@ -314,29 +499,224 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind >= argc) {
-		usage_error("%s", "no trace given: kanalyze [OPTIONS] PATH...");
+	if (cli->filter.failed && cli->filter.succeeded) {
+		usage_error("%s", "--failed and --succeeded exclude each other");
 		return EXIT_USAGE;
 	}
+	return 0;
+}
 
-	if (coverage) {
+static int check_asserts(const struct cli *cli, const struct kp_model *m)
+{
+	for (size_t i = 0; i < cli->n_asserts; i++) {
+		char why[256];
+		int r = kp_assert_check(m, cli->asserts[i], why, sizeof(why));
+		if (r < 0) {
+			fprintf(stderr, "kanalyze: --assert '%s': %s\n", cli->asserts[i], why);
+			return EXIT_USAGE;
+		}
+		if (r > 0) {
+			fprintf(stderr, "kanalyze: assertion failed: %s (%s)\n",
+				cli->asserts[i], why);
+			return EXIT_ASSERT;
+		}
+	}
+	return 0;
+}
+
+static int write_to_file(const char *path, const char *what, const struct kp_model *m,
+			 const struct cli *cli)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "kanalyze: cannot create %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	int err = 0;
+	uint64_t slices = 0;
+	if (strcmp(what, "timeline") == 0)
+		err = kp_write_timeline(f, m, &slices);
+	else
+		err = kp_write_html(f, m, &cli->opts, cli->interval_ms);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err)
+		fprintf(stderr, "kanalyze: cannot write %s: %s\n", path, strerror(-err));
+	else if (strcmp(what, "timeline") == 0)
+		fprintf(stderr, "kanalyze: %s: %" PRIu64 " slices\n", path, slices);
+	return err;
+}
+
+/* Everything printed from one model; the exit status. */
+static int print_views(struct cli *cli, struct kp_model *m, bool damaged)
+{
+	int err = 0;
+	bool printed = false;
+
+	kp_model_sort_streams(m);
+	if (cli->timeline) {
+		if ((err = write_to_file(cli->timeline, "timeline", m, cli)))
+			return EXIT_USAGE;
+		printed = true;
+	}
+	if (cli->html) {
+		if ((err = write_to_file(cli->html, "html", m, cli)))
+			return EXIT_USAGE;
+		printed = true;
+	}
+	if (cli->sites) {
+		err = kp_report_sites(stdout, m, &cli->opts);
+		printed = true;
+	}
+	if (!err && cli->folded) {
+		err = kp_write_folded(stdout, m);
+		printed = true;
+	}
+	if (!err && cli->interval_ms && !cli->html) {
+		err = kp_report_series(stdout, m, cli->interval_ms, &cli->opts);
+		printed = true;
+	}
+	if (!err && cli->blocking) {
+		err = kp_report_blocking(stdout, m);
+		printed = true;
+	}
+	if (!err && cli->by_errno) {
+		err = kp_report_errno_table(stdout, m, &cli->opts);
+		printed = true;
+	}
+	if (!err && !printed) {
+		switch (cli->opts.format) {
+		case KP_FORMAT_TABLE:
+			err = kp_report_table(stdout, m, &cli->opts);
+			break;
+		case KP_FORMAT_JSON:
+			err = kp_report_json(stdout, m, &cli->opts);
+			break;
+		case KP_FORMAT_CSV:
+			err = kp_report_csv(stdout, m, &cli->opts);
+			break;
+		case KP_FORMAT_MARKDOWN:
+			err = kp_report_markdown(stdout, m, &cli->opts);
+			break;
+		}
+	}
+	if (!err && fflush(stdout))
+		err = -errno;
+	if (!err && ferror(stdout))
+		err = -EIO;
+	if (err) {
+		fprintf(stderr, "kanalyze: cannot write the profile: %s\n", strerror(-err));
+		return EXIT_USAGE;
+	}
+	uint64_t missing = kp_report_gaps(stderr, m);
+	int status = check_asserts(cli, m);
+	if (status)
+		return status;
+	if (cli->strict && (missing || m->drops)) {
+		fprintf(stderr, "kanalyze: --strict: %" PRIu64 " records missing, %" PRIu64
+			" drop records\n", missing, m->drops);
+		return EXIT_STRICT;
+	}
+	return damaged ? EXIT_DAMAGED : 0;
+}
+
+static int diff_main(struct cli *cli, const char *path_a, const char *path_b)
+{
+	struct run a = { 0 }, b = { 0 };
+	int status = EXIT_USAGE, err;
+	size_t regressions = 0;
+
+	if ((err = read_one(&a, path_a)))
+		goto out_a;
+	if ((err = read_one(&b, path_b)))
+		goto out_b;
+	if ((err = kp_filter_apply(&a.model, &cli->filter)) ||
+	    (err = kp_filter_apply(&b.model, &cli->filter)))
+		goto out_b;
+	err = kp_report_diff(stdout, &a.model, &b.model, path_a, path_b, &cli->opts,
+			     &regressions);
+	if (!err && fflush(stdout))
+		err = -errno;
+	if (err < 0)
+		goto out_b;
+	status = a.model.n_damaged || a.inputs_failed || b.model.n_damaged ||
+			 b.inputs_failed ? EXIT_DAMAGED : 0;
+out_b:
+	kp_model_free(&b.model);
+out_a:
+	kp_model_free(&a.model);
+	if (err < 0)
+		fprintf(stderr, "kanalyze: --diff: %s\n", strerror(-err));
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = { .opts = { .format = KP_FORMAT_TABLE, .by = KP_BY_SYSCALL,
+				     .sort = KP_SORT_TIME },
+			   .refresh_ms = 1000, .linger_ms = 500 };
+	struct run run = { 0 };
+	int err = 0, status = EXIT_USAGE;
+
+	status = parse_cli(argc, argv, &cli);
+	if (status) {
+		kp_filter_free(&cli.filter);
+		return status < 0 ? 0 : status;
+	}
+	status = EXIT_USAGE;
+	if (cli.listen) {
+		if (optind < argc) {
+			usage_error("%s", "--listen reads from the socket only: no PATH");
+			goto out_cli;
+		}
+	} else if (optind >= argc) {
+		usage_error("%s", "no trace given: kanalyze [OPTIONS] PATH...");
+		goto out_cli;
+	} else if (cli.save) {
+		usage_error("%s", "--save goes with --listen");
+		goto out_cli;
+	}
+
+	if (cli.coverage || cli.diff) {
+		const char *what = cli.coverage ? "--coverage" : "--diff";
 		if (argc - optind != 2) {
-			usage_error("%s", "--coverage compares exactly two traces: kanalyze --coverage A B");
-			return EXIT_USAGE;
+			fprintf(stderr, "kanalyze: %s compares exactly two traces: kanalyze %s A B"
+				" (see kanalyze --help)\n", what, what);
+			goto out_cli;
 		}
-		if (opts.format == KP_FORMAT_CSV) {
-			usage_error("%s", "--coverage prints table, json or markdown");
-			return EXIT_USAGE;
+		if (cli.opts.format == KP_FORMAT_CSV) {
+			fprintf(stderr, "kanalyze: %s prints table, json or markdown\n", what);
+			goto out_cli;
 		}
-		return coverage_main(argv[optind], argv[optind + 1], &opts);
+		status = cli.coverage ? coverage_main(argv[optind], argv[optind + 1], &cli.opts) :
+					diff_main(&cli, argv[optind], argv[optind + 1]);
+		goto out_cli;
 	}
 
 	kp_model_init(&run.model);
+	run.model.keep_events = cli.timeline || cli.blocking || cli.html ||
+				kp_filter_needs_events(&cli.filter);
+	run.model.keep_history = cli.interval_ms || cli.html;
 	run.ops.on_record = kp_model_on_record;
 	run.ops.on_damage = kp_model_on_damage;
 	run.ops.ctx = &run.model;
-	for (int i = optind; i < argc && !err; i++)
-		err = read_path(&run, argv[i]);
+	if (cli.listen) {
+		struct kp_listen_opts lo = { .address = cli.listen, .save_dir = cli.save,
+					     .refresh_ms = cli.refresh_ms,
+					     .linger_ms = cli.linger_ms,
+					     .report = &cli.opts };
+		uint64_t connections = 0;
+		if (kp_listen(&run.model, &lo, &connections))
+			goto out_model;
+		if (!connections) {
+			fprintf(stderr, "kanalyze: no producer connected\n");
+			goto out_model;
+		}
+		run.inputs_read = 1;
+	} else {
+		for (int i = optind; i < argc && !err; i++)
+			err = read_path(&run, argv[i]);
+	}
 	if (err) {
 		fprintf(stderr, "kanalyze: %s\n", strerror(-err));
 		goto out_model;
@@ -345,32 +725,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kanalyze: no trace could be read\n");
 		goto out_model;
 	}
-
-	kp_model_sort_streams(&run.model);
-	switch (opts.format) {
-	case KP_FORMAT_TABLE:
-		err = kp_report_table(stdout, &run.model, &opts);
-		break;
-	case KP_FORMAT_JSON:
-		err = kp_report_json(stdout, &run.model, &opts);
-		break;
-	case KP_FORMAT_CSV:
-		err = kp_report_csv(stdout, &run.model, &opts);
-		break;
-	case KP_FORMAT_MARKDOWN:
-		err = kp_report_markdown(stdout, &run.model, &opts);
-		break;
-	}
-	if (!err && fflush(stdout))
-		err = -errno;
-	if (!err && ferror(stdout))
-		err = -EIO;
-	if (err) {
-		fprintf(stderr, "kanalyze: cannot write the profile: %s\n", strerror(-err));
+	if ((err = kp_filter_apply(&run.model, &cli.filter))) {
+		if (err != -EINVAL)
+			fprintf(stderr, "kanalyze: %s\n", strerror(-err));
 		goto out_model;
 	}
-	status = run.model.n_damaged || run.inputs_failed ? EXIT_DAMAGED : 0;
+	status = print_views(&cli, &run.model, run.model.n_damaged || run.inputs_failed);
 out_model:
 	kp_model_free(&run.model);
+out_cli:
+	kp_filter_free(&cli.filter);
 	return status;
 }

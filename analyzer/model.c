@@ -29,6 +29,7 @@ static void thread_clear_stats(struct kp_thread *t)
 	for (size_t i = 0; i < t->n_sc; i++) {
 		free(t->sc[i].errnos);
 		free(t->sc[i].hist);
+		free(t->sc[i].sites);
 	}
 	free(t->sc);
 	t->sc = NULL;
@@ -48,22 +49,27 @@ static void stream_free_header(struct kp_stream *s)
 	for (size_t i = 0; i < s->argc; i++)
 		free(s->argv[i]);
 	free(s->argv);
-	s->producer = s->origin = s->exe = s->arch = NULL;
+	s->producer = s->origin = s->exe = s->exec_path = s->arch = NULL;
 	s->host = s->kernel = s->coverage = NULL;
 	s->argv = NULL;
 	s->argc = 0;
 }
 
+void kp_thread_free_stats(struct kp_thread *t)
+{
+	thread_clear_stats(t);
+}
+
+static void stream_free(struct kp_stream *s);
+
 void kp_model_free(struct kp_model *m)
 {
-	for (size_t i = 0; i < m->n_streams; i++) {
-		struct kp_stream *s = &m->streams[i];
-		stream_free_header(s);
-		for (size_t t = 0; t < s->n_threads; t++)
-			thread_clear_stats(&s->threads[t]);
-		free(s->threads);
-	}
+	for (size_t i = 0; i < m->n_streams; i++)
+		stream_free(&m->streams[i]);
 	free(m->streams);
+	for (size_t i = 0; i < m->n_history; i++)
+		free(m->history[i].sc);
+	free(m->history);
 	free(m->index);
 	for (size_t i = 0; i < m->n_drop_reasons; i++)
 		free(m->drop_reasons[i]);
@@ -74,6 +80,21 @@ void kp_model_free(struct kp_model *m)
 	}
 	free(m->damaged);
 	memset(m, 0, sizeof(*m));
+}
+
+static void stream_free(struct kp_stream *s)
+{
+	stream_free_header(s);
+	for (size_t t = 0; t < s->n_threads; t++)
+		thread_clear_stats(&s->threads[t]);
+	free(s->threads);
+	for (size_t k = 0; k < s->n_maps; k++) {
+		free(s->maps[k].path);
+		free(s->maps[k].build_id);
+	}
+	free(s->maps);
+	free(s->seq);
+	free(s->event_list);
 }
 
 /* Grows *array (of *cap elements of size elem) to hold at least need. */
@@ -295,6 +316,69 @@ static int parse_sc_entry(const msgpack_object *o, struct kp_sc_stats *sc,
 		bad->want = "map of bucket (< 160) -> calls";
 		return err;
 	}
+	const msgpack_object *sites = kp_map_get(o, "sites");
+	bool ok = !sites || sites->type == MSGPACK_OBJECT_ARRAY;
+	if (ok && sites && sites->via.array.size) {
+		sc->sites = calloc(sites->via.array.size, sizeof(*sc->sites));
+		if (!sc->sites) {
+			free(sc->errnos);
+			free(sc->hist);
+			sc->errnos = NULL;
+			sc->hist = NULL;
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; ok && i < sites->via.array.size; i++) {
+			const msgpack_object *e = &sites->via.array.ptr[i];
+			struct kp_site *st = &sc->sites[i];
+			ok = e->type == MSGPACK_OBJECT_ARRAY && e->via.array.size >= 3 &&
+			     !kp_obj_uint(&e->via.array.ptr[0], &st->addr) &&
+			     !kp_obj_uint(&e->via.array.ptr[1], &st->count) &&
+			     !kp_obj_uint(&e->via.array.ptr[2], &st->time_ns);
+			sc->n_sites += ok;
+		}
+	}
+	if (!ok) {
+		free(sc->errnos);
+		free(sc->hist);
+		free(sc->sites);
+		sc->errnos = NULL;
+		sc->hist = NULL;
+		sc->sites = NULL;
+		bad->key = "sites";
+		bad->want = "array of [address, count, time_ns]";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Keeps the counters of an aggregate for time series. */
+static int history_add(struct kp_model *m, uint64_t pid, uint64_t id,
+		       const struct kp_thread *t)
+{
+	int err = grow((void **)&m->history, &m->cap_history, m->n_history + 1,
+		       sizeof(*m->history));
+	if (err)
+		return err;
+	struct kp_snapshot *h = &m->history[m->n_history];
+	memset(h, 0, sizeof(*h));
+	h->pid = pid;
+	h->stream = id;
+	h->thread = t->thread;
+	h->time_ns = t->time_ns;
+	if (t->n_sc) {
+		h->sc = calloc(t->n_sc, sizeof(*h->sc));
+		if (!h->sc)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->n_sc; i++) {
+			h->sc[i].nr = t->sc[i].nr;
+			h->sc[i].count = t->sc[i].count;
+			h->sc[i].time_ns = t->sc[i].time_ns;
+			h->sc[i].retries = t->sc[i].retries;
+			h->sc[i].errors = t->sc[i].errors;
+		}
+		h->n_sc = t->n_sc;
+	}
+	m->n_history++;
 	return 0;
 }
 
@@ -336,6 +420,8 @@ static int on_aggregate(struct kp_model *m, const msgpack_object *map,
 		fresh.n_sc++;
 	}
 
+	if (m->keep_history && (err = history_add(m, pid, id, &fresh)))
+		goto fail;
 	struct kp_stream *s;
 	err = stream_get(m, pid, id, &s);
 	if (err)
@@ -552,7 +638,163 @@ static int on_events(struct kp_model *m, const msgpack_object *map,
 	if ((err = stream_get(m, pid, id, &s)))
 		return err;
 	s->events += list->via.array.size;
+	if (!m->keep_events)
+		return 0;
+	if ((err = grow((void **)&s->event_list, &s->cap_event_list,
+			s->n_event_list + list->via.array.size,
+			sizeof(*s->event_list))))
+		return err;
+	for (uint32_t i = 0; i < list->via.array.size; i++) {
+		const msgpack_object *e = list->via.array.ptr[i].via.array.ptr;
+		struct kp_event *ev = &s->event_list[s->n_event_list++];
+		ev->start_ns = e[0].via.u64;
+		ev->duration_ns = e[1].via.u64;
+		ev->nr = e[2].via.u64;
+		kp_obj_int(&e[3], &ev->ret);
+		ev->tid = tid;
+	}
 	return 0;
+}
+
+static int on_maps(struct kp_model *m, const msgpack_object *map,
+		   struct bad *bad)
+{
+	uint64_t pid, id, time_ns = 0;
+	int err;
+
+	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
+	    (err = NEED_UINT(map, "stream", &id, bad)) ||
+	    (err = GET_UINT(map, "time_ns", &time_ns, bad)))
+		return err;
+	const msgpack_object *list = kp_map_get(map, "maps");
+	bool ok = list && list->type == MSGPACK_OBJECT_ARRAY;
+	for (uint32_t i = 0; ok && i < list->via.array.size; i++) {
+		const msgpack_object *e = &list->via.array.ptr[i];
+		uint64_t u;
+		const msgpack_object *path = kp_map_get(e, "path");
+		const msgpack_object *bid = kp_map_get(e, "build_id");
+		ok = e->type == MSGPACK_OBJECT_MAP && !kp_get_uint(e, "start", &u) &&
+		     !kp_get_uint(e, "end", &u) && !kp_get_uint(e, "offset", &u) &&
+		     path && path->type == MSGPACK_OBJECT_STR &&
+		     (!bid || bid->type == MSGPACK_OBJECT_STR);
+	}
+	if (!ok) {
+		bad->key = "maps";
+		bad->want = "array of {start, end, offset, path, build_id}";
+		return -EINVAL;
+	}
+	struct kp_stream *s;
+	if ((err = stream_get(m, pid, id, &s)))
+		return err;
+	if (s->maps && time_ns < s->maps_time_ns)
+		return 0; /* the last one wins */
+	struct kp_map *maps = calloc(list->via.array.size + 1, sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	size_t n = 0;
+	for (uint32_t i = 0; i < list->via.array.size; i++, n++) {
+		const msgpack_object *e = &list->via.array.ptr[i];
+		kp_get_uint(e, "start", &maps[n].start);
+		kp_get_uint(e, "end", &maps[n].end);
+		kp_get_uint(e, "offset", &maps[n].offset);
+		err = kp_get_strdup(e, "path", &maps[n].path);
+		if (!err && kp_get_strdup(e, "build_id", &maps[n].build_id) == -ENOMEM)
+			err = -ENOMEM;
+		if (err) {
+			n++;
+			break;
+		}
+	}
+	for (size_t k = 0; k < s->n_maps; k++) {
+		free(s->maps[k].path);
+		free(s->maps[k].build_id);
+	}
+	free(s->maps);
+	s->maps = maps;
+	s->n_maps = n;
+	s->maps_time_ns = time_ns;
+	return err;
+}
+
+/* Notes the record number; 0 or -ENOMEM. */
+static int seq_note(struct kp_model *m, const msgpack_object *map)
+{
+	uint64_t pid, id, seq;
+	if (kp_get_uint(map, "seq", &seq) || seq == 0 ||
+	    kp_get_uint(map, "pid", &pid) || kp_get_uint(map, "stream", &id))
+		return 0;
+	struct kp_stream *s;
+	int err = stream_get(m, pid, id, &s);
+	if (err)
+		return err;
+	/* Usually the next number: extend the last range. */
+	size_t i = s->n_seq;
+	while (i > 0 && s->seq[i - 1].first > seq)
+		i--;
+	if (i > 0 && seq <= s->seq[i - 1].last) {
+		s->seq_duplicates++;
+		return 0;
+	}
+	bool join_prev = i > 0 && s->seq[i - 1].last + 1 == seq;
+	bool join_next = i < s->n_seq && s->seq[i].first == seq + 1;
+	if (join_prev && join_next) {
+		s->seq[i - 1].last = s->seq[i].last;
+		memmove(&s->seq[i], &s->seq[i + 1], (s->n_seq - i - 1) * sizeof(*s->seq));
+		s->n_seq--;
+	} else if (join_prev) {
+		s->seq[i - 1].last = seq;
+	} else if (join_next) {
+		s->seq[i].first = seq;
+	} else {
+		if ((err = grow((void **)&s->seq, &s->cap_seq, s->n_seq + 1,
+				sizeof(*s->seq))))
+			return err;
+		memmove(&s->seq[i + 1], &s->seq[i], (s->n_seq - i) * sizeof(*s->seq));
+		s->seq[i].first = s->seq[i].last = seq;
+		s->n_seq++;
+	}
+	return 0;
+}
+
+uint64_t kp_stream_missing(const struct kp_stream *s,
+			   struct kp_seq_range *holes, size_t max_holes,
+			   size_t *n_holes)
+{
+	uint64_t missing = 0, next = 1;
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_seq; i++) {
+		if (s->seq[i].first > next) {
+			missing += s->seq[i].first - next;
+			if (holes && n < max_holes)
+				holes[n] = (struct kp_seq_range){ next, s->seq[i].first - 1 };
+			n++;
+		}
+		next = s->seq[i].last + 1;
+	}
+	if (n_holes)
+		*n_holes = n;
+	return missing;
+}
+
+void kp_model_remove_stream(struct kp_model *m, size_t i)
+{
+	stream_free(&m->streams[i]);
+	memmove(&m->streams[i], &m->streams[i + 1],
+		(m->n_streams - i - 1) * sizeof(*m->streams));
+	m->n_streams--;
+	if (m->index_size && index_rebuild(m, m->index_size)) {
+		free(m->index);
+		m->index = NULL;
+		m->index_size = 0;
+	}
+}
+
+struct kp_stream *kp_model_find(struct kp_model *m, uint64_t pid, uint64_t id)
+{
+	for (size_t i = 0; i < m->n_streams; i++)
+		if (m->streams[i].pid == pid && m->streams[i].stream == id)
+			return &m->streams[i];
+	return NULL;
 }
 
 /* fork and exec: only checked; the header links of the new streams
@@ -606,10 +848,14 @@ int kp_model_on_record(const struct kp_record *rec, void *model)
 		err = on_events(m, rec->map, &bad);
 	else if (strcmp(rec->type, "fork") == 0 || strcmp(rec->type, "exec") == 0)
 		err = on_lifecycle(m, rec->type, rec->map, &bad);
+	else if (strcmp(rec->type, "maps") == 0)
+		err = on_maps(m, rec->map, &bad);
 	else {
 		m->unknown_records++;
-		return 0;
+		return seq_note(m, rec->map);
 	}
+	if (!err)
+		err = seq_note(m, rec->map);
 	if (err != -EINVAL)
 		return err;
 	char why[160];

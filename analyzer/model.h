@@ -20,6 +20,12 @@ struct kp_pair {
 	uint64_t value;
 };
 
+/* One call site of a syscall: the return address of the libc function. */
+struct kp_site {
+	uint64_t addr; /* 0: other sites, or unknown */
+	uint64_t count, time_ns;
+};
+
 /* One syscalls entry of one thread's last aggregate. */
 struct kp_sc_stats {
 	uint64_t nr, count, time_ns, min_ns, max_ns, retries, errors;
@@ -27,6 +33,32 @@ struct kp_sc_stats {
 	size_t n_errnos;
 	struct kp_pair *hist; /* bucket -> calls */
 	size_t n_hist;
+	struct kp_site *sites;
+	size_t n_sites;
+};
+
+/* One entry of a stream's last `maps` record. */
+struct kp_map {
+	uint64_t start, end, offset;
+	char *path, *build_id;
+};
+
+/* One call from an `events` record. */
+struct kp_event {
+	uint64_t start_ns, duration_ns, nr, tid;
+	int64_t ret;
+};
+
+/* Record numbers (`seq`) seen in a stream, as sorted disjoint ranges. */
+struct kp_seq_range {
+	uint64_t first, last;
+};
+
+/* Totals of one aggregate record, kept for time series (--interval). */
+struct kp_snapshot {
+	uint64_t pid, stream, thread, time_ns;
+	struct kp_sc_stats *sc; /* only nr, count, time_ns, retries, errors */
+	size_t n_sc;
 };
 
 struct kp_thread {
@@ -54,6 +86,14 @@ struct kp_stream {
 	uint64_t events; /* calls seen in events records */
 	struct kp_thread *threads;
 	size_t n_threads, cap_threads;
+	struct kp_map *maps;
+	size_t n_maps;
+	uint64_t maps_time_ns;
+	struct kp_seq_range *seq;
+	size_t n_seq, cap_seq;
+	uint64_t seq_duplicates;
+	struct kp_event *event_list; /* with kp_model.keep_events */
+	size_t n_event_list, cap_event_list;
 };
 
 struct kp_damage_entry {
@@ -76,6 +116,11 @@ struct kp_model {
 
 	struct kp_damage_entry *damaged;
 	size_t n_damaged;
+
+	bool keep_events;  /* store every event (timeline, event filters) */
+	bool keep_history; /* store every aggregate (time series) */
+	struct kp_snapshot *history;
+	size_t n_history, cap_history;
 };
 
 /* One merged line of a profile. */
@@ -123,6 +168,17 @@ void kp_profile_free(struct kp_profile *p);
 enum kp_sort { KP_SORT_TIME, KP_SORT_COUNT, KP_SORT_AVG, KP_SORT_RETRIES,
 	       KP_SORT_ERRORS, KP_SORT_NAME };
 void kp_profile_sort(struct kp_profile *p, enum kp_sort by);
+
+/* Records missing from a stream: holes in its seq numbers (from 1 to the
+ * highest seen). Returns the count; ranges (may be NULL) get the holes. */
+uint64_t kp_stream_missing(const struct kp_stream *s,
+			   struct kp_seq_range *holes, size_t max_holes,
+			   size_t *n_holes);
+/* Frees one thread's counters (its syscalls entries). */
+void kp_thread_free_stats(struct kp_thread *t);
+/* Removes stream i from the model (the index is rebuilt). */
+void kp_model_remove_stream(struct kp_model *m, size_t i);
+struct kp_stream *kp_model_find(struct kp_model *m, uint64_t pid, uint64_t id);
 
 /* "EAGAIN", or "errno_N" into buf for numbers without a name. */
 const char *kp_errno_name(uint64_t err, char *buf, size_t size);

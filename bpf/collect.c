@@ -72,9 +72,10 @@ int collect_start_child_status(void)
 	return start_child_status;
 }
 
-static struct kp_rec_common common_now(const struct image *im, uint64_t time_ns)
+static struct kp_rec_common common_now(struct image *im, uint64_t time_ns)
 {
 	struct kp_rec_common c = {
+		.seq = ++im->seq,
 		.pid = im->tgid,
 		.stream = im->stream,
 		.time_ns = time_ns ? time_ns : now_ns(CLOCK_MONOTONIC),

@@ -85,6 +85,7 @@ struct image {
 	unsigned n_done, cap_done;
 	bool ended;
 	bool suspect;		/* missing from the traced map: exit note lost? */
+	uint64_t seq;		/* records numbered so far (`seq` key) */
 };
 struct image *image_find(uint32_t tgid, uint32_t image);
 struct image *image_new(uint32_t tgid, uint32_t image);

@@ -1,6 +1,6 @@
 /*
- * Record stream decoder: byte source -> (gzip) -> msgpack_unpacker ->
- * records. See record_reader.h for the contract.
+ * Record stream decoder: byte source -> (gzip) -> record buffer ->
+ * msgpack_unpack -> records. See record_reader.h for the contract.
  *
  * msgpack-c allocates an array's or map's element storage from the count
  * in its header before it has seen the elements, so a corrupt count of
@@ -8,6 +8,13 @@
  * scan_object(), which walks the bytes without allocating; the unpacker
  * only runs on a record whose bytes are all buffered, where every count is
  * bounded by the bytes actually present.
+ *
+ * Speed: the bytes sit in one buffer of our own, compacted with memmove, and
+ * every record is unpacked into one zone that is cleared, not freed, after
+ * the record was delivered. msgpack_unpacker_next() would create and free a
+ * zone per record (an event batch needs ~250 KB of objects: malloc, page
+ * faults and brk trimming for every record) and a new input buffer whenever
+ * a delivered string still referenced the old one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +33,11 @@
 #define INFLATE_CHUNK (64u * 1024)
 /* msgpack-c fails beyond MSGPACK_EMBED_STACK_SIZE (32) nested containers. */
 #define SCAN_MAX_DEPTH 24
+/* Objects of a 2048-event batch fit the zone's first chunk, which stays.
+ * (The fuzz targets make it small: 1 MiB per reader is most of their time.) */
+#ifndef ZONE_CHUNK_BYTES
+#define ZONE_CHUNK_BYTES (1u << 20)
+#endif
 
 enum input_mode { MODE_UNKNOWN, MODE_PLAIN, MODE_GZIP };
 
@@ -36,8 +48,11 @@ struct kp_reader {
 	uint8_t magic[2];
 	size_t magic_len;
 
-	msgpack_unpacker unpacker;
-	msgpack_unpacked result;
+	/* Stream bytes not yet delivered: buf[off, used). Delivered records'
+	 * strings point into it until the callback returns. */
+	uint8_t *buf;
+	size_t off, used, cap;
+	msgpack_zone zone;
 	uint64_t offset; /* stream bytes of the records delivered so far */
 	uint64_t records;
 
@@ -218,14 +233,12 @@ static int deliver(struct kp_reader *r, const msgpack_object *o,
 	return r->ops.on_record(&rec, r->ops.ctx);
 }
 
-/* Unpacks and delivers every complete record buffered in the unpacker. */
+/* Unpacks and delivers every complete record buffered. */
 static int decode_buffered(struct kp_reader *r)
 {
-	msgpack_unpacker *u = &r->unpacker;
-
-	while (!r->stopped && u->used > u->off) {
-		const uint8_t *start = (const uint8_t *)u->buffer + u->off;
-		size_t avail = u->used - u->off, len = 0, bad = 0;
+	while (!r->stopped && r->used > r->off) {
+		const uint8_t *start = r->buf + r->off;
+		size_t avail = r->used - r->off, len = 0, bad = 0;
 		char why[96];
 
 		switch (scan_object(start, avail, &len, &bad)) {
@@ -246,8 +259,18 @@ static int decode_buffered(struct kp_reader *r)
 		default:
 			break;
 		}
-		msgpack_unpack_return ret = msgpack_unpacker_next(u, &r->result);
-		if (ret != MSGPACK_UNPACK_SUCCESS) {
+		/*
+		 * msgpack_unpack() is marked obsolete in msgpack-c's header but
+		 * exported by every version; it is the one entry point that
+		 * unpacks into a zone the caller keeps. scan_object() found
+		 * exactly len bytes: anything but SUCCESS is damage (or memory).
+		 */
+		msgpack_object obj;
+		size_t used = 0;
+		msgpack_unpack_return ret = msgpack_unpack((const char *)start, len, &used,
+							   &r->zone, &obj);
+		if (ret != MSGPACK_UNPACK_SUCCESS || used != len) {
+			msgpack_zone_clear(&r->zone);
 			stop_with_damage(r, r->offset,
 					 ret == MSGPACK_UNPACK_NOMEM_ERROR ?
 						 "record too large to unpack" :
@@ -256,9 +279,9 @@ static int decode_buffered(struct kp_reader *r)
 		}
 		uint64_t offset = r->offset;
 		r->offset += len;
-		int err = deliver(r, &r->result.data, offset);
-		msgpack_unpacked_destroy(&r->result);
-		msgpack_unpacked_init(&r->result);
+		int err = deliver(r, &obj, offset);
+		msgpack_zone_clear(&r->zone);
+		r->off += len;
 		if (err)
 			return err;
 	}
@@ -269,10 +292,26 @@ static int push_plain(struct kp_reader *r, const void *data, size_t len)
 {
 	if (r->stopped || len == 0)
 		return 0;
-	if (!msgpack_unpacker_reserve_buffer(&r->unpacker, len))
-		return -ENOMEM;
-	memcpy(msgpack_unpacker_buffer(&r->unpacker), data, len);
-	msgpack_unpacker_buffer_consumed(&r->unpacker, len);
+	if (r->cap - r->used < len) {
+		/* drop what was delivered, then grow if that is not enough */
+		if (r->off) { /* r->buf is NULL before the first feed */
+			memmove(r->buf, r->buf + r->off, r->used - r->off);
+			r->used -= r->off;
+			r->off = 0;
+		}
+		if (r->cap - r->used < len) {
+			size_t cap = r->cap ? r->cap : READ_CHUNK;
+			while (cap - r->used < len)
+				cap *= 2;
+			uint8_t *grown = realloc(r->buf, cap);
+			if (!grown)
+				return -ENOMEM;
+			r->buf = grown;
+			r->cap = cap;
+		}
+	}
+	memcpy(r->buf + r->used, data, len);
+	r->used += len;
 	return decode_buffered(r);
 }
 
@@ -383,7 +422,7 @@ int kp_reader_finish(struct kp_reader *r)
 	}
 	if (r->stopped)
 		return 0;
-	bool partial = r->unpacker.used > r->unpacker.off;
+	bool partial = r->used > r->off;
 	if (partial)
 		stop_with_damage(r, r->offset,
 				 r->member_open ? "truncated record (gzip stream cut short)" :
@@ -404,10 +443,8 @@ int kp_reader_new(struct kp_reader **out, const char *source,
 		goto fail;
 	if (ops)
 		r->ops = *ops;
-	if (!msgpack_unpacker_init(&r->unpacker,
-				   MSGPACK_UNPACKER_INIT_BUFFER_SIZE))
+	if (!msgpack_zone_init(&r->zone, ZONE_CHUNK_BYTES))
 		goto fail_source;
-	msgpack_unpacked_init(&r->result);
 	*out = r;
 	return 0;
 fail_source:
@@ -421,8 +458,8 @@ void kp_reader_free(struct kp_reader *r)
 {
 	if (!r)
 		return;
-	msgpack_unpacked_destroy(&r->result);
-	msgpack_unpacker_destroy(&r->unpacker);
+	msgpack_zone_destroy(&r->zone);
+	free(r->buf);
 	if (r->zs_ready)
 		inflateEnd(&r->zs);
 	free(r->inflate_out);

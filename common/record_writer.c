@@ -103,11 +103,13 @@ static void begin_record(struct kp_writer *w, const char *type,
 			 const struct kp_rec_common *c, size_t n_keys)
 {
 	w->records++;
-	msgpack_pack_map(&w->pk, n_keys + 4);
+	msgpack_pack_map(&w->pk, n_keys + 4 + (c->seq != 0));
 	put_kv_str(w, "type", type);
 	put_kv_u64(w, "pid", c->pid);
 	put_kv_u64(w, "stream", c->stream);
 	put_kv_u64(w, "time_ns", c->time_ns);
+	if (c->seq)
+		put_kv_u64(w, "seq", c->seq);
 }
 
 void kp_rec_header(struct kp_writer *w, const struct kp_rec_header *h)
@@ -150,9 +152,12 @@ void kp_rec_aggregate_begin(struct kp_writer *w, const struct kp_rec_common *c,
 	msgpack_pack_array(&w->pk, n_syscalls);
 }
 
+/* errno pairs per syscall entry a producer may pass (kbpf-trace: 64) */
+#define KP_REC_MAX_ERRNO 64
+
 void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s)
 {
-	msgpack_pack_map(&w->pk, 9);
+	msgpack_pack_map(&w->pk, 9 + (s->n_sites != 0));
 	put_kv_u64(w, "nr", s->nr);
 	put_kv_u64(w, "count", s->count);
 	put_kv_u64(w, "time_ns", s->time_ns);
@@ -160,28 +165,52 @@ void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s)
 	put_kv_u64(w, "max_ns", s->max_ns);
 	put_kv_u64(w, "retries", s->retries);
 	put_kv_u64(w, "errors", s->errors);
-	put_key(w, "errno");
+	/*
+	 * The shim encodes counters that other threads are still updating:
+	 * count and emit the entries of one snapshot, or a map's declared
+	 * size and its entries disagree and the stream is corrupt.
+	 */
+	uint32_t errno_value[KP_REC_MAX_ERRNO];
+	uint64_t errno_count[KP_REC_MAX_ERRNO];
+	uint64_t hist[KP_HIST_BUCKETS];
+	unsigned n_errno = s->n_errno < KP_REC_MAX_ERRNO ? s->n_errno : KP_REC_MAX_ERRNO;
 	unsigned n = 0;
-	for (unsigned i = 0; i < s->n_errno; i++)
-		n += s->errno_count[i] != 0;
+	for (unsigned i = 0; i < n_errno; i++) {
+		errno_count[i] = __atomic_load_n(&s->errno_count[i], __ATOMIC_RELAXED);
+		errno_value[i] = __atomic_load_n(&s->errno_value[i], __ATOMIC_RELAXED);
+		n += errno_count[i] != 0;
+	}
+	put_key(w, "errno");
 	msgpack_pack_map(&w->pk, n);
-	for (unsigned i = 0; i < s->n_errno; i++) {
-		if (s->errno_count[i] == 0)
+	for (unsigned i = 0; i < n_errno; i++) {
+		if (errno_count[i] == 0)
 			continue;
-		msgpack_pack_uint32(&w->pk, s->errno_value[i]);
-		msgpack_pack_uint64(&w->pk, s->errno_count[i]);
+		msgpack_pack_uint32(&w->pk, errno_value[i]);
+		msgpack_pack_uint64(&w->pk, errno_count[i]);
+	}
+	n = 0;
+	for (unsigned b = 0; b < KP_HIST_BUCKETS; b++) {
+		hist[b] = s->hist32 ? __atomic_load_n(&s->hist32[b], __ATOMIC_RELAXED) :
+				      __atomic_load_n(&s->hist64[b], __ATOMIC_RELAXED);
+		n += hist[b] != 0;
 	}
 	put_key(w, "hist");
-	n = 0;
-	for (unsigned b = 0; b < KP_HIST_BUCKETS; b++)
-		n += (s->hist32 ? s->hist32[b] : s->hist64[b]) != 0;
 	msgpack_pack_map(&w->pk, n);
 	for (unsigned b = 0; b < KP_HIST_BUCKETS; b++) {
-		uint64_t v = s->hist32 ? s->hist32[b] : s->hist64[b];
-		if (v == 0)
+		if (hist[b] == 0)
 			continue;
 		msgpack_pack_uint32(&w->pk, b);
-		msgpack_pack_uint64(&w->pk, v);
+		msgpack_pack_uint64(&w->pk, hist[b]);
+	}
+	if (!s->n_sites)
+		return;
+	put_key(w, "sites");
+	msgpack_pack_array(&w->pk, s->n_sites);
+	for (unsigned i = 0; i < s->n_sites; i++) {
+		msgpack_pack_array(&w->pk, 3);
+		msgpack_pack_uint64(&w->pk, s->site_addr[i]);
+		msgpack_pack_uint64(&w->pk, s->site_count[i]);
+		msgpack_pack_uint64(&w->pk, s->site_time_ns[i]);
 	}
 }
 
@@ -260,4 +289,22 @@ void kp_rec_exit_detached(struct kp_writer *w, const struct kp_rec_exit *e)
 	put_kv_u64(w, "pending_pipe_readers", e->pending_pipe_readers);
 	put_kv_u64(w, "pending_pipe_writers", e->pending_pipe_writers);
 	put_kv_bool(w, "detached", true);
+}
+
+void kp_rec_maps_begin(struct kp_writer *w, const struct kp_rec_common *c,
+		       unsigned n_maps)
+{
+	begin_record(w, "maps", c, 1);
+	put_key(w, "maps");
+	msgpack_pack_array(&w->pk, n_maps);
+}
+
+void kp_rec_map(struct kp_writer *w, const struct kp_rec_map *m)
+{
+	msgpack_pack_map(&w->pk, 5);
+	put_kv_u64(w, "start", m->start);
+	put_kv_u64(w, "end", m->end);
+	put_kv_u64(w, "offset", m->offset);
+	put_kv_str(w, "path", m->path);
+	put_kv_str(w, "build_id", m->build_id);
 }

@@ -37,6 +37,7 @@ struct kp_rec_common {
 	uint64_t pid;
 	uint64_t stream;
 	uint64_t time_ns;
+	uint64_t seq; /* per-stream record number from 1; 0: key omitted */
 };
 
 struct kp_rec_header {
@@ -73,6 +74,17 @@ struct kp_rec_syscall {
 	const uint64_t *errno_count;	/* ... and how often each failed */
 	const uint32_t *hist32;		/* KP_HIST_BUCKETS counters, or */
 	const uint64_t *hist64;		/* these (exactly one non-NULL) */
+	unsigned n_sites;		/* 0: no "sites" key */
+	const uint64_t *site_addr;	/* return address into the caller */
+	const uint64_t *site_count;
+	const uint64_t *site_time_ns;
+};
+
+/* One entry of a `maps` record (a file-backed executable mapping). */
+struct kp_rec_map {
+	uint64_t start, end, offset;
+	const char *path;
+	const char *build_id; /* lowercase hex, "" when unknown */
 };
 
 struct kp_rec_exit {
@@ -120,5 +132,8 @@ void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e);
  */
 void kp_rec_exit_detached(struct kp_writer *w, const struct kp_rec_exit *e);
 void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d);
+void kp_rec_maps_begin(struct kp_writer *w, const struct kp_rec_common *c,
+		       unsigned n_maps);
+void kp_rec_map(struct kp_writer *w, const struct kp_rec_map *m);
 
 #endif

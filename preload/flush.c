@@ -52,6 +52,7 @@ static struct kp_rec_common common(void)
 		.pid = kp_proc.pid,
 		.stream = kp_proc.stream,
 		.time_ns = kp_mono_ns(),
+		.seq = ++kp_proc.seq,
 	};
 	return c;
 }
@@ -97,6 +98,21 @@ static void put_slot(struct kp_writer *w, const struct kp_slot *s, uint64_t coun
 		.errno_count = s->errno_count,
 		.hist32 = s->hist,
 	};
+	uint64_t site_addr[KP_SITES + 1], site_count[KP_SITES + 1],
+		site_time[KP_SITES + 1];
+	unsigned n_sites = 0;
+	for (unsigned i = 0; !global && i <= KP_SITES; i++) {
+		uint64_t n = __atomic_load_n(&s->site_count[i], __ATOMIC_RELAXED);
+		if (!n)
+			continue;
+		site_addr[n_sites] = i < KP_SITES ? s->site_addr[i] : 0;
+		site_count[n_sites] = n;
+		site_time[n_sites++] = s->site_time_ns[i];
+	}
+	r.n_sites = n_sites;
+	r.site_addr = site_addr;
+	r.site_count = site_count;
+	r.site_time_ns = site_time;
 	uint32_t values[KP_ERRNO_PAIRS + 1];
 	memcpy(values, s->errno_value, sizeof(s->errno_value));
 	values[KP_ERRNO_PAIRS] = 0; /* errno 0: failures beyond the tracked errnos */
@@ -321,6 +337,9 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 		kp_rec_drop(w, &d);
 	}
 	write_forks(w);
+	if (!kp_proc.maps_written || final)
+		kp_proc.maps_written = kp_maps_write(w, kp_proc.pid, kp_proc.stream,
+						     &kp_proc.seq) == 0;
 	struct kp_thread *recycle[64];
 	unsigned n_recycle = 0;
 	for (struct kp_thread *t = kp_threads_first(); t; t = t->next) {
@@ -405,7 +424,7 @@ void kp_flush_periodic(void)
 void kp_finish(int64_t status, bool have_status)
 {
 	if (kp_state != KP_ACTIVE || kp_proc.final_done ||
-	    (kp_tls_flags & KP_TLS_VFORK_CHILD))
+	    (kp_tls_flags & KP_TLS_VFORK_CHILD) || kp_foreign_process())
 		return;
 	kp_proc.final_done = true;
 	kp_proc.exit_status = have_status ? status : -1;

@@ -67,23 +67,51 @@ KP_EXPORT int close(int fd)
 	return r;
 }
 
+static int close_range_real(unsigned first, unsigned last, int flags)
+{
+	if (kp_real.close_range)
+		return kp_real.close_range(first, last, flags);
+	long r = kp_raw(SYS_close_range, first, last, flags);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The program's one close_range over [first, last], made as two around our
+ * descriptor: counted as the one call the program made (strace of the
+ * program alone shows one).
+ */
+static int close_range_around(unsigned first, unsigned last, int flags, unsigned ours)
+{
+	struct kp_call c;
+	bool counted = kp_call_begin(&c, SYS_close_range, first);
+	int r = 0, e = 0;
+	if (ours > first && close_range_real(first, ours - 1, flags)) {
+		r = -1;
+		e = errno;
+	}
+	if (ours < last && close_range_real(ours + 1, last, flags) && r == 0) {
+		r = -1;
+		e = errno;
+	}
+	if (counted)
+		kp_call_end(&c, r == -1, e, r == -1 ? -e : 0);
+	errno = r ? e : errno;
+	return r;
+}
+
 KP_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
 	need_real((void **)&kp_real.close_range);
 	int ours = kp_output_fd();
 	if (!guarding() || (unsigned)ours < first || (unsigned)ours > last)
 		return close_range_counted(first, last, flags);
-	int r = 0, e = 0;
-	if ((unsigned)ours > first && close_range_counted(first, (unsigned)ours - 1, flags)) {
-		r = -1;
-		e = errno;
-	}
-	if ((unsigned)ours < last && close_range_counted((unsigned)ours + 1, last, flags) &&
-	    r == 0) {
-		r = -1;
-		e = errno;
-	}
-	if (r)
+	int e = errno;
+	int r = close_range_around(first, last, flags, (unsigned)ours);
+	if (!r)
 		errno = e;
 	return r;
 }
@@ -96,9 +124,7 @@ KP_EXPORT void closefrom(int lowfd)
 		lowfd = 0;
 	if (guarding() && ours >= lowfd) {
 		int e = errno;
-		if (ours > lowfd)
-			close_range_counted((unsigned)lowfd, (unsigned)ours - 1, 0);
-		close_range_counted((unsigned)ours + 1, ~0U, 0);
+		close_range_around((unsigned)lowfd, ~0U, 0, (unsigned)ours);
 		errno = e;
 		return;
 	}

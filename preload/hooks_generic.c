@@ -63,6 +63,7 @@
 		}                                                              \
 		if (unlikely(!kp_call_begin(&kp_c_, nr, KP_ARG0 args)))            \
 			return kp_real.name args;                              \
+		KP_SITE(kp_c_);                                                \
 		rtype kp_r_ = kp_real.name args;                               \
 		int kp_e_ = errno;                                             \
 		bool kp_failed_ = KP_FAILED_##kind(kp_r_);                     \

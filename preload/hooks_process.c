@@ -16,7 +16,8 @@ extern char **environ;
 
 static bool tracing(void)
 {
-	return kp_state == KP_ACTIVE && !(kp_tls_flags & KP_TLS_VFORK_CHILD);
+	return kp_state == KP_ACTIVE && !(kp_tls_flags & KP_TLS_VFORK_CHILD) &&
+	       !kp_foreign_process();
 }
 
 static void need_real(void *p)
@@ -309,7 +310,7 @@ KP_EXPORT int execle(const char *path, const char *arg, ...)
 
 static void note_status(int status)
 {
-	if (kp_tls_flags & KP_TLS_VFORK_CHILD)
+	if ((kp_tls_flags & KP_TLS_VFORK_CHILD) || kp_foreign_process())
 		return;
 	kp_proc.exit_status = status;
 	kp_proc.have_exit_status = true;

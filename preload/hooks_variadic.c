@@ -54,6 +54,7 @@ static bool needs_mode(int flags)
 		struct kp_call c;                                              \
 		if (!kp_call_begin(&c, SYS_openat, (long)(uintptr_t)path))     \
 			return kp_real.name(KP_DIRFD_##name path, flags, mode); \
+		KP_SITE(c);                                                    \
 		return (int)finish_int(&c, kp_real.name(KP_DIRFD_##name path, flags, mode)); \
 	}
 #define KP_DIRFD_open
@@ -80,6 +81,7 @@ OPEN_HOOK(openat64, int dirfd KP_COMMA, dirfd)
 		struct kp_call c;                                              \
 		if (!kp_call_begin(&c, SYS_fcntl, fd))                         \
 			return kp_real.name(fd, cmd, arg);                     \
+		KP_SITE(c);                                                    \
 		return (int)finish_int(&c, kp_real.name(fd, cmd, arg));        \
 	}
 FCNTL_HOOK(fcntl)
@@ -153,6 +155,33 @@ KP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
 	return r;
 }
 
+/*
+ * A clone child that is a process of its own needs what fork's atfork
+ * handler gives a fork child: without CLONE_VM it has a copy of our state
+ * and must start its own stream (a trampoline on its stack does that
+ * before fn runs). With CLONE_VM it shares our memory, TLS included: with
+ * CLONE_VFORK the caller is suspended, so the child passes through
+ * uncounted like a vfork child; without it the child's calls land in the
+ * cloning thread's counters and only its exec and exit, told apart by pid
+ * (kp_foreign_process), leave our stream alone.
+ */
+struct clone_start {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static int clone_trampoline(void *p)
+{
+	struct clone_start *start = p;
+	int (*fn)(void *) = start->fn;
+	void *arg = start->arg;
+	kp_after_fork_child();
+	/* glibc ends the child with a bare exit syscall: flush before it */
+	int status = fn(arg);
+	kp_finish(status, true);
+	return status;
+}
+
 KP_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
 	va_list ap;
@@ -169,8 +198,32 @@ KP_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_clone, flags))
 		return kp_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
+	bool process = !(flags & CLONE_THREAD) && fn && stack;
+	bool vfork_like = process && (flags & CLONE_VM) && (flags & CLONE_VFORK);
+	struct kp_thread *saved_self = kp_self;
+	if (process && !(flags & CLONE_VM)) {
+		/* the child's copy of the caller's stack top holds fn and arg */
+		uintptr_t top = ((uintptr_t)stack - sizeof(struct clone_start)) & ~(uintptr_t)15;
+		struct clone_start *start = (struct clone_start *)top;
+		start->fn = fn;
+		start->arg = arg;
+		arg = start;
+		fn = clone_trampoline;
+		stack = (void *)top;
+	} else if (vfork_like) {
+		kp_self = NULL;
+		kp_tls_flags |= KP_TLS_VFORK_CHILD;
+	} else if (process) {
+		if (!kp_proc.pid)
+			kp_read_pids(&kp_proc.pid, &kp_proc.ppid);
+		__atomic_store_n(&kp_proc.shared_vm, true, __ATOMIC_RELEASE);
+	}
 	int r = kp_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
 	int e = errno;
+	if (vfork_like) {
+		kp_self = saved_self;
+		kp_tls_flags &= ~KP_TLS_VFORK_CHILD;
+	}
 	if (r > 0 && !(flags & CLONE_THREAD))
 		kp_note_fork(r, "clone");
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
@@ -228,6 +281,7 @@ KP_EXPORT long syscall(long nr, ...)
 	struct kp_call c;
 	if (!kp_call_begin(&c, (unsigned long)nr < KP_SYSCALL_MAX ? (unsigned)nr : KP_SYSCALL_MAX, a1))
 		return kp_real.syscall(nr, a1, a2, a3, a4, a5, a6);
+	KP_SITE(c);
 	long r = kp_real.syscall(nr, a1, a2, a3, a4, a5, a6);
 	if (r == 0 && (nr == SYS_fork || (nr == SYS_clone && !(a1 & (CLONE_VM | CLONE_THREAD))))) {
 		/* a raw fork: the child did not run the atfork handlers */

@@ -238,6 +238,18 @@ void kp_reset_deadline(void)
 	set_deadline();
 }
 
+/*
+ * True in a clone(CLONE_VM) child that shares our memory, TLS included: it
+ * is told apart only by its pid. One syscall, asked only on exec and exit
+ * paths and only once such a child was made.
+ */
+bool kp_foreign_process(void)
+{
+	if (!__atomic_load_n(&kp_proc.shared_vm, __ATOMIC_ACQUIRE) || !kp_proc.pid)
+		return false;
+	return (uint64_t)kp_raw0(SYS_getpid) != kp_proc.pid;
+}
+
 void kp_after_fork_child(void)
 {
 	if (kp_state != KP_ACTIVE || (kp_tls_flags & KP_TLS_VFORK_CHILD))
@@ -251,11 +263,14 @@ void kp_after_fork_child(void)
 	kp_proc.start_mono_ns = kp_mono_ns();
 	kp_proc.start_real_ns = kp_real_ns();
 	kp_proc.header_written = false;
+	kp_proc.maps_written = false;
+	kp_proc.seq = 0;
 	kp_proc.final_done = false;
 	kp_proc.have_exit_status = false;
 	kp_proc.exit_status = -1;
 	kp_proc.pending_forks = 0;
 	kp_proc.lost_forks = 0;
+	kp_proc.shared_vm = false;
 	kp_threads_after_fork();
 	kp_output_after_fork();
 	kp_flush_after_fork();
@@ -266,8 +281,11 @@ static int setup(void)
 {
 	uint64_t exec_pid = 0, exec_stream = 0;
 	read_config(&exec_pid, &exec_stream);
-	if (getauxval(AT_SECURE))
+	if (getauxval(AT_SECURE)) {
+		/* setuid/setgid/capabilities: never write files for such a program */
+		kp_debug("secure-execution mode (setuid, setgid or file capabilities): not tracing");
 		return -EPERM;
+	}
 	kp_events_enabled = kp_config.events;
 	int err = kp_clock_init();
 	if (err)
@@ -294,6 +312,12 @@ static int setup(void)
 	if (err)
 		return -err;
 	set_deadline();
+	/*
+	 * Open the trace now, before main: a program that lowers
+	 * RLIMIT_NOFILE and uses every descriptor would leave none for it at
+	 * exit. A failure here is retried at the first flush.
+	 */
+	kp_output_open();
 	return 0;
 }
 

@@ -153,6 +153,9 @@ void kp_resolve_all(void);
 #define KP_ERRNO_PAIRS 6
 #define KP_BLOCK_SIZE 65536
 #define KP_RING_EVENTS 2048
+/* Call sites kept per syscall and thread: the first KP_SITES distinct
+ * return addresses, then everything else under "other". */
+#define KP_SITES 6
 
 struct kp_slot {
 	uint64_t count;
@@ -165,6 +168,9 @@ struct kp_slot {
 	uint32_t errno_value[KP_ERRNO_PAIRS];
 	uint64_t errno_count[KP_ERRNO_PAIRS + 1]; /* last: any other errno */
 	uint32_t hist[KP_HIST_BUCKETS];
+	uint64_t site_addr[KP_SITES];
+	uint64_t site_count[KP_SITES + 1]; /* last: other sites, unknown site */
+	uint64_t site_time_ns[KP_SITES + 1];
 };
 
 struct kp_event {
@@ -224,7 +230,29 @@ struct kp_call {
 	uint32_t nr;
 	uint32_t prev_nr;
 	long prev_fd;
+	uint64_t site; /* return address of the hooked function, 0: unknown */
 };
+
+/* In the exported hook itself (not in a helper): who called the libc function. */
+#define KP_SITE(c) ((c).site = (uint64_t)(uintptr_t)__builtin_return_address(0))
+
+/* Hot path: a linear look-up in a table of KP_SITES, no allocation. */
+static inline void kp_site_add(struct kp_slot *s, uint64_t pc, uint64_t ns)
+{
+	unsigned i = KP_SITES;
+	if (likely(pc)) {
+		for (i = 0; i < KP_SITES; i++) {
+			if (s->site_addr[i] == pc)
+				break;
+			if (s->site_addr[i] == 0) {
+				s->site_addr[i] = pc;
+				break;
+			}
+		}
+	}
+	s->site_count[i]++;
+	s->site_time_ns[i] += ns;
+}
 
 /*
  * Returns false when the call must pass through unaccounted (shim passive,
@@ -243,6 +271,7 @@ extern bool kp_events_enabled;
 static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0)
 {
 	struct kp_thread *t = kp_self;
+	c->site = 0;
 	if (unlikely(!t))
 		return kp_call_begin_slow(c, nr, arg0);
 	c->t = t;
@@ -285,6 +314,7 @@ static inline void kp_call_end(struct kp_call *c, bool failed, int err,
 		if (ns > s->max_ns)
 			s->max_ns = ns;
 		s->hist[kp_hist_bucket(ns)]++;
+		kp_site_add(s, c->site, ns);
 		if (unlikely(failed))
 			kp_account_slot(t, s, ns, failed, err);
 	}
@@ -337,6 +367,8 @@ struct kp_proc {
 	uint64_t start_mono_ns;
 	uint64_t start_real_ns;
 	bool header_written;
+	bool maps_written;
+	uint64_t seq; /* records numbered so far in this stream */
 	int64_t exit_status;
 	bool have_exit_status;
 	bool final_done;
@@ -350,6 +382,7 @@ struct kp_proc {
 	const char *pending_fork_how[KP_MAX_PENDING_FORKS];
 	uint32_t pending_forks;
 	uint32_t lost_forks;
+	bool shared_vm; /* a clone(CLONE_VM) child without CLONE_VFORK was made */
 };
 extern struct kp_config kp_config;
 extern struct kp_proc kp_proc;
@@ -361,6 +394,7 @@ void kp_write_stderr(const char *s);
 int kp_read_pids(uint64_t *pid, uint64_t *ppid);
 void kp_reset_deadline(void);
 void kp_after_fork_child(void);
+bool kp_foreign_process(void);
 /* child_env.c: what a child image's environment needs to stay traced. */
 void kp_child_env_init(const char *cwd);
 char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
@@ -386,6 +420,12 @@ void kp_flush_after_fork(void);
 void kp_note_fork(pid_t child, const char *how);
 /* Final flush for a process ending with status (exit paths). */
 void kp_finish(int64_t status, bool have_status);
+
+/* ---- mappings snapshot (maps.c) ---- */
+struct kp_writer;
+/* A `maps` record of the executable file mappings, with build-ids. */
+int kp_maps_write(struct kp_writer *w, uint64_t pid, uint64_t stream,
+		  uint64_t *seq);
 
 /* ---- output (output.c) ---- */
 

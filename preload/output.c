@@ -1,8 +1,9 @@
 /*
  * Where the record stream goes: a file per process image (a path template
  * with %p, or a file inside a directory), or a unix socket. The descriptor
- * is opened lazily at the first flush (a fork child makes no syscall at
- * fork time), moved to a high number out of the program's way, checked
+ * is opened at start (a fork child, which makes no syscall at fork time,
+ * opens its own at its first flush), moved to a high number out of the
+ * program's way, created 0600 whatever the umask, checked
  * with fstat before every batch and reopened by path when the program
  * closed it behind our back. All I/O is raw syscalls; zlib's memory comes
  * from a private arena so that deflate never calls malloc.
@@ -190,6 +191,8 @@ static int mkdir_p(const char *dir)
 		long err = kp_raw(SYS_mkdir, tmp, 0700);
 		if (err && err != -EEXIST)
 			return (int)err;
+		if (!err) /* the program's umask (0777...) must not lock us out */
+			kp_raw(SYS_chmod, tmp, 0700);
 		tmp[i] = c;
 	}
 	return 0;
@@ -197,8 +200,11 @@ static int mkdir_p(const char *dir)
 
 static int open_excl(const char *path)
 {
-	return (int)kp_raw(SYS_openat, AT_FDCWD, path,
-			   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	long fd = kp_raw(SYS_openat, AT_FDCWD, path,
+			 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) /* 0600 whatever the program's umask */
+		kp_raw(SYS_fchmod, fd, 0600);
+	return (int)fd;
 }
 
 /* KPROF_OUT with %p: expand, then NAME.1.msgpack, NAME.2.msgpack ... */
@@ -237,12 +243,54 @@ static int open_template(const char *tmpl)
 	return -EEXIST;
 }
 
+/*
+ * The trace directory must be one we can trust: not a symlink planted by
+ * someone else (a link we own is followed), and owned by us or by root (a
+ * directory another user made in /tmp could be theirs to read or swap).
+ */
+static int check_dir(const char *dir)
+{
+	long fd = kp_raw(SYS_openat, AT_FDCWD, dir,
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	long euid = kp_raw0(SYS_geteuid);
+	if (fd == -ELOOP || fd == -ENOTDIR) { /* O_DIRECTORY: a link says ENOTDIR */
+		if (kp_raw(SYS_newfstatat, AT_FDCWD, dir, &st, AT_SYMLINK_NOFOLLOW))
+			return (int)fd;
+		if (!S_ISLNK(st.st_mode))
+			return -ENOTDIR;
+		if ((long)st.st_uid != euid)
+			return -ELOOP;
+		fd = kp_raw(SYS_openat, AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return (int)fd;
+	long err = kp_raw(SYS_fstat, fd, &st);
+	kp_raw(SYS_close, fd);
+	if (err)
+		return (int)err;
+	if ((long)st.st_uid != euid && st.st_uid != 0)
+		return -EPERM;
+	return 0;
+}
+
 /* KPROF_OUT a directory: DIR/<exe>.<pid>.<n>.msgpack[.gz] */
 static int open_in_dir(const char *dir, bool gzip)
 {
 	int err = mkdir_p(dir);
-	if (err)
+	if (!err)
+		err = check_dir(dir);
+	if (err) {
+		static bool warned;
+		if ((err == -ELOOP || err == -EPERM) && !warned) {
+			warned = true;
+			kp_write_stderr("kprof: not tracing into ");
+			kp_write_stderr(dir);
+			kp_write_stderr(err == -ELOOP ? ": a symlink another user owns\n" :
+							": a directory another user owns\n");
+		}
 		return err;
+	}
 	const char *exe = strrchr(kp_proc.exe, '/');
 	exe = exe ? exe + 1 : kp_proc.exe;
 	if (!*exe)

@@ -9,7 +9,7 @@ demo="$build nodejs"
 # run real Debian programs; make test runs them.
 apps="erlang-base erlang-dev mariadb-server mariadb-client php-cli php-mysql php-opcache
 	wordpress wordpress-theme-twentytwentythree ccache linux-source bc bison flex xz-utils"
-test="$demo jq bc strace golang-go $apps"
+test="$demo jq bc strace linux-perf bpftrace golang-go chromium libclang-rt-14-dev $apps"
 case ${1:-demo} in
 demo) want=$demo ;;
 test) want=$test ;;

@@ -33,7 +33,7 @@ struct rtype {
 };
 
 #define COMMON { "type", 's', true }, { "pid", 'u', true }, \
-	{ "stream", 'u', true }, { "time_ns", 'u', true }
+	{ "stream", 'u', true }, { "time_ns", 'u', true }, { "seq", 'u', false }
 
 static struct rtype types[] = {
 	{ "header", { COMMON, { "version", 'u', true }, { "producer", 's', true },
@@ -55,6 +55,7 @@ static struct rtype types[] = {
 		    { "pending_pipe_writers", 'u', true } } },
 	{ "drop", { COMMON, { "records", 'u', true }, { "events", 'u', true },
 		    { "bytes", 'u', true }, { "reason", 's', true } } },
+	{ "maps", { COMMON, { "maps", 'P', true } } },
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 static bool seen[NTYPES];
@@ -124,6 +125,46 @@ static bool counts_map(const msgpack_object *o, uint64_t limit, const char *what
 	return true;
 }
 
+/* Array of [uint, uint, uint]. */
+static bool check_triples(const msgpack_object *o, const char *what)
+{
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return fail("\"%s\" is not an array", what);
+	for (uint32_t i = 0; i < o->via.array.size; i++) {
+		const msgpack_object *e = &o->via.array.ptr[i];
+		if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size != 3 ||
+		    !is_uint(&e->via.array.ptr[0]) || !is_uint(&e->via.array.ptr[1]) ||
+		    !is_uint(&e->via.array.ptr[2]))
+			return fail("\"%s\" entry is not [address, count, time_ns]", what);
+	}
+	return true;
+}
+
+/* maps entries: start, end, offset (uint), path, build_id (str), nothing else. */
+static bool check_maps(const msgpack_object *o)
+{
+	static const char *const ukeys[] = { "start", "end", "offset" };
+	static const char *const skeys[] = { "path", "build_id" };
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return fail("%s is not an array", "maps");
+	for (uint32_t i = 0; i < o->via.array.size; i++) {
+		const msgpack_object *e = &o->via.array.ptr[i];
+		if (e->type != MSGPACK_OBJECT_MAP || e->via.map.size != 5)
+			return fail("%s entry is not a map of 5 keys", "maps");
+		for (unsigned k = 0; k < 3; k++) {
+			const msgpack_object *v = get(e, ukeys[k]);
+			if (!v || !is_uint(v))
+				return fail("maps entry: \"%s\" missing or not uint", ukeys[k]);
+		}
+		for (unsigned k = 0; k < 2; k++) {
+			const msgpack_object *v = get(e, skeys[k]);
+			if (!v || v->type != MSGPACK_OBJECT_STR)
+				return fail("maps entry: \"%s\" missing or not a string", skeys[k]);
+		}
+	}
+	return true;
+}
+
 static bool check_syscalls(const msgpack_object *o)
 {
 	static const char *const ukeys[] = { "nr", "count", "time_ns", "min_ns",
@@ -144,7 +185,10 @@ static bool check_syscalls(const msgpack_object *o)
 			return fail("%s", why ? why : "syscalls entry: no errno map");
 		if (!h || !counts_map(h, 160, "syscalls entry hist"))
 			return fail("%s", why ? why : "syscalls entry: no hist map");
-		if (e->via.map.size != 9)
+		const msgpack_object *st = get(e, "sites");
+		if (st && !check_triples(st, "sites"))
+			return false;
+		if (e->via.map.size != 9u + (st != NULL))
 			return fail("%s entry has undocumented keys", "syscalls");
 	}
 	return true;
@@ -169,6 +213,7 @@ static bool check_value(const msgpack_object *v, char type, const char *name)
 	case 'C': return uint_map(v, clock_keys, 2, "clock");
 	case 'F': return uint_map(v, fd_keys, 4, "fds");
 	case 'S': return check_syscalls(v);
+	case 'P': return check_maps(v);
 	case 'E':
 		if (v->type != MSGPACK_OBJECT_ARRAY)
 			return fail("\"%s\" is not an array", name);

@@ -208,6 +208,16 @@ static void process_a(void)
 	};
 	aggregate(100, STREAM_A, 2, 102, 3000, true, t2, 2);
 	aggregate(100, STREAM_A, 1, 100, 4000, true, t1, 2);
+	begin("maps", 1, 100, STREAM_A, 4000);
+	str("maps");
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_map(&pk, 5);
+	kv_uint("start", 0x400000);
+	kv_uint("end", 0x401000);
+	kv_uint("offset", 0);
+	kv_str("path", "/usr/bin/fixture-a");
+	kv_str("build_id", "");
+	flush_record();
 	exit_record(100, STREAM_A, 4001, 0, 3, 1, 0, 1, 0);
 }
 

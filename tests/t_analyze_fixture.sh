@@ -130,13 +130,13 @@ cp fx.msgpack bad.msgpack
 printf '\xc1' >> bad.msgpack
 rc=0; "$KANALYZE" bad.msgpack > bad.txt 2> bad.err || rc=$?
 expect_eq "corrupt trace exit" 2 "$rc"
-grep -q 'bad.msgpack: invalid msgpack byte 0xc1 at byte 2514 in the record at byte 2514$' bad.err || fail "corrupt message: $(cat bad.err)"
+grep -q 'bad.msgpack: invalid msgpack byte 0xc1 at byte 2626 in the record at byte 2626$' bad.err || fail "corrupt message: $(cat bad.err)"
 expect_eq "corrupt trace still counts" "1095" "$(awk '$1 == "TOTAL" { print $2 }' bad.txt)"
 head -c 2000 fx.msgpack > cut.msgpack
 rc=0; "$KANALYZE" --format=json cut.msgpack > cut.json 2> cut.err || rc=$?
 expect_eq "truncated trace exit" 2 "$rc"
-grep -q 'cut.msgpack: truncated record at byte 1779$' cut.err || fail "truncation message: $(cat cut.err)"
-expect_eq "truncated JSON damaged" '[{"file":"cut.msgpack","offset":1779,"decompressed":false,"reason":"truncated record"}]' "$(jq -c .damaged cut.json)"
+grep -q 'cut.msgpack: truncated record at byte 1891$' cut.err || fail "truncation message: $(cat cut.err)"
+expect_eq "truncated JSON damaged" '[{"file":"cut.msgpack","offset":1891,"decompressed":false,"reason":"truncated record"}]' "$(jq -c .damaged cut.json)"
 head -c $(( $(stat -c %s fx.msgpack.gz) / 2 )) fx.msgpack.gz > cut.msgpack.gz
 rc=0; "$KANALYZE" cut.msgpack.gz > /dev/null 2> cutgz.err || rc=$?
 expect_eq "truncated gzip exit" 2 "$rc"

@@ -1,0 +1,302 @@
+/*
+ * --html=FILE: one self-contained report (no network, no external file):
+ * the profile table, time by syscall as a bar chart, the time series of
+ * the periodic aggregates, the per-thread view and the top call sites,
+ * drawn as inline SVG. A few lines of inline script only mark the page as
+ * rendered and record script errors into the page (for the browser test).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syscalls.h"
+#include "views.h"
+
+#define BARS_MAX 15
+#define SITES_MAX 20
+#define SERIES_POINTS 60
+
+static void esc(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default: fputc(*s, out);
+		}
+	}
+}
+
+static const char *const palette[] = { "#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+				       "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+				       "#9c755f", "#bab0ac" };
+
+/* Horizontal bars: label, value, text. */
+static void bar_chart(FILE *out, const char *id, const char *title, size_t n,
+		      const char *const *labels, const double *values,
+		      const char *const *texts)
+{
+	double max = 0;
+	for (size_t i = 0; i < n; i++)
+		if (values[i] > max)
+			max = values[i];
+	unsigned h = 24 * (unsigned)n + 30, w = 760, left = 200, right = 140;
+	fprintf(out, "<h2>%s</h2>\n<svg class=\"chart\" id=\"%s\" width=\"%u\" height=\"%u\" "
+		"viewBox=\"0 0 %u %u\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+		title, id, w, h, w, h);
+	for (size_t i = 0; i < n; i++) {
+		double bw = max > 0 ? values[i] / max * (w - left - right) : 0;
+		unsigned y = 10 + 24 * (unsigned)i;
+		fprintf(out, "<text x=\"%u\" y=\"%u\" text-anchor=\"end\">", left - 6, y + 15);
+		esc(out, labels[i]);
+		fprintf(out, "</text><rect x=\"%u\" y=\"%u\" width=\"%.1f\" height=\"18\" "
+			"fill=\"%s\"><title>", left, y, bw < 1 && values[i] > 0 ? 1 : bw,
+			palette[i % 10]);
+		esc(out, labels[i]);
+		fputs(": ", out);
+		esc(out, texts[i]);
+		fprintf(out, "</title></rect><text x=\"%.1f\" y=\"%u\">", left + bw + 6, y + 15);
+		esc(out, texts[i]);
+		fputs("</text>\n", out);
+	}
+	fputs("</svg>\n", out);
+}
+
+static void profile_section(FILE *out, const struct kp_profile *p)
+{
+	fputs("<h2>Syscall profile</h2>\n<table id=\"profile\"><thead><tr><th>Syscall</th>"
+	      "<th>Count</th><th>Time (ms)</th><th>Avg (us)</th><th>Retries</th>"
+	      "<th>Errors</th><th>p50 (us)</th><th>p90 (us)</th><th>p99 (us)</th>"
+	      "<th>Max (us)</th></tr></thead><tbody>\n", out);
+	for (size_t i = 0; i <= p->n_rows; i++) {
+		const struct kp_row *r = i < p->n_rows ? &p->rows[i] : &p->total;
+		fprintf(out, "<tr%s><td>", i == p->n_rows ? " class=\"total\"" : "");
+		esc(out, r->name);
+		if (i < p->n_rows)
+			fprintf(out, " (%" PRIu64 ")", r->nr);
+		fprintf(out, "</td><td>%" PRIu64 "</td><td>%.3f</td><td>%.3f</td><td>%" PRIu64
+			"</td><td>%" PRIu64 "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
+			"<td>%.3f</td></tr>\n", r->count, (double)r->time_ns / 1e6,
+			r->count ? (double)r->time_ns / (double)r->count / 1e3 : 0.0,
+			r->retries, r->errors, (double)r->p50_ns / 1e3,
+			(double)r->p90_ns / 1e3, (double)r->p99_ns / 1e3,
+			(double)r->max_ns / 1e3);
+	}
+	fputs("</tbody></table>\n", out);
+}
+
+static int time_chart(FILE *out, const struct kp_profile *p)
+{
+	size_t n = p->n_rows < BARS_MAX ? p->n_rows : BARS_MAX;
+	const char **labels = calloc(n + 1, sizeof(*labels));
+	const char **texts = calloc(n + 1, sizeof(*texts));
+	double *values = calloc(n + 1, sizeof(*values));
+	char (*buf)[48] = calloc(n + 1, sizeof(*buf));
+	if (!labels || !texts || !values || !buf) {
+		free(labels), free(texts), free(values), free(buf);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		labels[i] = p->rows[i].name;
+		values[i] = (double)p->rows[i].time_ns;
+		snprintf(buf[i], sizeof(buf[i]), "%.3f ms, %" PRIu64 " calls",
+			 values[i] / 1e6, p->rows[i].count);
+		texts[i] = buf[i];
+	}
+	bar_chart(out, "time-by-syscall", "Time by syscall", n, labels, values, texts);
+	free(labels), free(texts), free(values), free(buf);
+	return 0;
+}
+
+static int series_chart(FILE *out, const struct kp_model *m, uint64_t interval_ms)
+{
+	uint64_t span = 0, base = UINT64_MAX;
+	for (size_t i = 0; i < m->n_history; i++) {
+		if (m->history[i].time_ns < base)
+			base = m->history[i].time_ns;
+		if (m->history[i].time_ns > span)
+			span = m->history[i].time_ns;
+	}
+	for (size_t i = 0; i < m->n_streams; i++)
+		if (m->streams[i].have_header && m->streams[i].start_ns < base)
+			base = m->streams[i].start_ns;
+	span = m->n_history && span > base ? span - base : 0;
+	uint64_t interval_ns = interval_ms ? interval_ms * 1000000ull :
+					     (span / SERIES_POINTS > 1000000 ? span / SERIES_POINTS : 1000000);
+	struct kp_series_point *p = NULL;
+	size_t n = 0;
+	int err = kp_series_build(m, interval_ns, &p, &n);
+	if (err)
+		return err;
+	fprintf(out, "<h2>Time series</h2>\n<p>Per interval of %.1f ms, from the periodic "
+		"cumulative aggregates (their period bounds the resolution).</p>\n",
+		(double)interval_ns / 1e6);
+	unsigned w = 760, h = 220, left = 60, bottom = 30;
+	double max = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((double)p[i].time_ns > max)
+			max = (double)p[i].time_ns;
+	fprintf(out, "<svg class=\"chart\" id=\"time-series\" width=\"%u\" height=\"%u\" "
+		"viewBox=\"0 0 %u %u\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+		"<line x1=\"%u\" y1=\"%u\" x2=\"%u\" y2=\"%u\" stroke=\"#888\"/>\n"
+		"<text x=\"%u\" y=\"14\" text-anchor=\"end\">%.2f ms</text>\n"
+		"<text x=\"%u\" y=\"%u\" text-anchor=\"end\">0</text>\n",
+		w, h, w, h, left, h - bottom, w - 10, h - bottom, left - 4, max / 1e6,
+		left - 4, h - bottom);
+	double bw = n ? (double)(w - left - 10) / (double)n : 0;
+	const char *arch = kp_model_arch(m);
+	for (size_t i = 0; i < n; i++) {
+		double bh = max > 0 ? (double)p[i].time_ns / max * (h - bottom - 20) : 0;
+		const char *top = p[i].count ? kp_syscall_name(arch, (unsigned)p[i].top_nr) : NULL;
+		fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			"fill=\"%s\"><title>%.1f ms: %" PRIu64 " calls, %.3f ms, %" PRIu64
+			" retries, %" PRIu64 " errors%s%s</title></rect>\n",
+			left + bw * (double)i, (double)(h - bottom) - bh, bw > 2 ? bw - 1 : bw,
+			bh, p[i].retries ? "#e15759" : "#4e79a7",
+			(double)p[i].end_ns / 1e6, p[i].count, (double)p[i].time_ns / 1e6,
+			p[i].retries, p[i].errors, top ? "; most time: " : "", top ? top : "");
+	}
+	fprintf(out, "<text x=\"%u\" y=\"%u\">0 ms</text><text x=\"%u\" y=\"%u\" "
+		"text-anchor=\"end\">%.1f ms</text>\n</svg>\n", left, h - 8, w - 10, h - 8,
+		n ? (double)p[n - 1].end_ns / 1e6 : 0.0);
+	if (!n)
+		fputs("<p>No aggregate records.</p>\n", out);
+	free(p);
+	return 0;
+}
+
+static int thread_chart(FILE *out, const struct kp_model *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->n_streams; i++)
+		n += m->streams[i].n_threads;
+	const char **labels = calloc(n + 1, sizeof(*labels));
+	const char **texts = calloc(n + 1, sizeof(*texts));
+	double *values = calloc(n + 1, sizeof(*values));
+	char (*lb)[96] = calloc(n + 1, sizeof(*lb));
+	char (*tb)[64] = calloc(n + 1, sizeof(*tb));
+	if (!labels || !texts || !values || !lb || !tb) {
+		free(labels), free(texts), free(values), free(lb), free(tb);
+		return -ENOMEM;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		const char *exe = s->exe ? strrchr(s->exe, '/') : NULL;
+		for (size_t t = 0; t < s->n_threads; t++) {
+			const struct kp_thread *th = &s->threads[t];
+			uint64_t count = 0, time = 0;
+			for (size_t j = 0; j < th->n_sc; j++) {
+				count += th->sc[j].count;
+				time += th->sc[j].time_ns;
+			}
+			snprintf(lb[k], sizeof(lb[k]), "%s %" PRIu64 "/%" PRIu64,
+				 exe ? exe + 1 : "pid", s->pid, th->tid);
+			snprintf(tb[k], sizeof(tb[k]), "%.3f ms, %" PRIu64 " calls",
+				 (double)time / 1e6, count);
+			labels[k] = lb[k];
+			texts[k] = tb[k];
+			values[k++] = (double)time;
+		}
+	}
+	/* most time first, at most BARS_MAX bars */
+	for (size_t a = 0; a < k; a++)
+		for (size_t b = a + 1; b < k; b++)
+			if (values[b] > values[a]) {
+				double v = values[a];
+				const char *l = labels[a], *x = texts[a];
+				values[a] = values[b], labels[a] = labels[b], texts[a] = texts[b];
+				values[b] = v, labels[b] = l, texts[b] = x;
+			}
+	bar_chart(out, "time-by-thread", "Time by thread (process/tid)",
+		  k < BARS_MAX ? k : BARS_MAX, labels, values, texts);
+	free(labels), free(texts), free(values), free(lb), free(tb);
+	return 0;
+}
+
+static int sites_section(FILE *out, const struct kp_model *m)
+{
+	struct kp_site_row *rows = NULL;
+	size_t n = 0;
+	int err = kp_sites_collect(m, &rows, &n);
+	if (err)
+		return err;
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++)
+			if (rows[b].time_ns > rows[a].time_ns) {
+				struct kp_site_row t = rows[a];
+				rows[a] = rows[b];
+				rows[b] = t;
+			}
+	fputs("<h2>Top call sites</h2>\n", out);
+	if (!n)
+		fputs("<p>No call sites in these traces (the shim records them; "
+		      "kbpf-trace does not).</p>\n", out);
+	else
+		fputs("<table id=\"sites\"><thead><tr><th>Site</th><th>Syscall</th>"
+		      "<th>Calls</th><th>Time (ms)</th></tr></thead><tbody>\n", out);
+	for (size_t i = 0; i < n && i < SITES_MAX; i++) {
+		fputs("<tr><td>", out);
+		esc(out, rows[i].where);
+		fputs("</td><td>", out);
+		esc(out, rows[i].syscall);
+		fprintf(out, "</td><td>%" PRIu64 "</td><td>%.3f</td></tr>\n", rows[i].count,
+			(double)rows[i].time_ns / 1e6);
+	}
+	if (n)
+		fputs("</tbody></table>\n", out);
+	free(rows);
+	return 0;
+}
+
+int kp_write_html(FILE *out, const struct kp_model *m,
+		  const struct kp_report_opts *o, uint64_t interval_ms)
+{
+	struct kp_profile p;
+	struct kp_report_opts by_time = *o;
+	by_time.sort = KP_SORT_TIME;
+	int err = kp_report_profile(&p, m, NULL, NULL, &by_time);
+	if (err)
+		return err;
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	      "<title>kprof syscall report</title>\n<style>\n"
+	      "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}\n"
+	      "table{border-collapse:collapse;margin:1em 0}td,th{padding:2px 8px;"
+	      "border-bottom:1px solid #ddd;text-align:right}td:first-child,"
+	      "th:first-child{text-align:left}tr.total{font-weight:bold}\n"
+	      "svg.chart{display:block;margin:1em 0;font-size:12px}\n"
+	      "pre{background:#f6f6f6;padding:1em}\n</style>\n"
+	      "<script>window.kprofErrors=[];window.addEventListener('error',function(e){"
+	      "window.kprofErrors.push(String(e.message));var d=document.getElementById("
+	      "'errors');if(d)d.textContent=window.kprofErrors.join('\\n');});</script>\n"
+	      "</head><body>\n<h1>kprof syscall report</h1>\n<div id=\"errors\"></div>\n", out);
+	const char *producer = kp_model_producer(m);
+	fprintf(out, "<p>%" PRIu64 " processes, %zu streams, %" PRIu64 " threads; producer: ",
+		kp_model_processes(m), m->n_streams, kp_model_threads(m));
+	esc(out, producer ? producer : "mixed");
+	fputs("</p>\n", out);
+	profile_section(out, &p);
+	if ((err = time_chart(out, &p)) || (err = series_chart(out, m, interval_ms)) ||
+	    (err = thread_chart(out, m)) || (err = sites_section(out, m)))
+		goto out;
+	fputs("<h2>End state</h2>\n<pre>", out);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (mem) {
+		kp_report_footer(mem, m, "");
+		fclose(mem);
+		esc(out, text);
+		free(text);
+	}
+	fputs("</pre>\n<script>document.body.setAttribute('data-rendered',"
+	      "String(document.querySelectorAll('svg.chart').length));</script>\n"
+	      "</body></html>\n", out);
+out:
+	kp_profile_free(&p);
+	return err ? err : ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,199 @@
+/*
+ * Call sites: the shim's per-syscall return addresses of the hooked libc
+ * functions, resolved per stream (each stream has its own mappings) and
+ * merged over the whole model by (syscall, resolved name). --sites prints
+ * the top sites of each syscall by time; --folded writes
+ * "program;library`function;syscall count" lines for flame graph tools.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize.h"
+#include "syscalls.h"
+#include "views.h"
+
+#define DEFAULT_SITES_PER_SYSCALL 5
+
+static int row_cmp_key(const void *a, const void *b)
+{
+	const struct kp_site_row *x = a, *y = b;
+	if (x->nr != y->nr)
+		return x->nr < y->nr ? -1 : 1;
+	return strcmp(x->where, y->where);
+}
+
+int kp_sites_collect(const struct kp_model *m, struct kp_site_row **rows,
+		     size_t *n_rows)
+{
+	struct kp_symbolizer *sym = NULL;
+	struct kp_site_row *r = NULL;
+	size_t n = 0, cap = 0;
+	int err = kp_symbolizer_new(&sym);
+	if (err)
+		return err;
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		const char *arch = s->arch ? s->arch : kp_model_arch(m);
+		for (size_t t = 0; t < s->n_threads; t++) {
+			const struct kp_thread *th = &s->threads[t];
+			for (size_t k = 0; k < th->n_sc; k++) {
+				const struct kp_sc_stats *sc = &th->sc[k];
+				for (size_t j = 0; j < sc->n_sites; j++) {
+					if (n == cap) {
+						cap = cap ? cap * 2 : 64;
+						void *p = reallocarray(r, cap, sizeof(*r));
+						if (!p) {
+							err = -ENOMEM;
+							goto out;
+						}
+						r = p;
+					}
+					struct kp_site_row *x = &r[n++];
+					memset(x, 0, sizeof(*x));
+					x->nr = sc->nr;
+					const char *name = sc->nr < KP_SYSCALL_MAX ?
+						kp_syscall_name(arch, (unsigned)sc->nr) : NULL;
+					if (name)
+						snprintf(x->syscall, sizeof(x->syscall), "%s", name);
+					else
+						snprintf(x->syscall, sizeof(x->syscall),
+							 "syscall_%" PRIu64, sc->nr);
+					kp_symbolize(sym, s, sc->sites[j].addr, x->where,
+						     sizeof(x->where));
+					x->count = sc->sites[j].count;
+					x->time_ns = sc->sites[j].time_ns;
+				}
+			}
+		}
+	}
+	/* merge equal (syscall, site) */
+	if (n > 1)
+		qsort(r, n, sizeof(*r), row_cmp_key);
+	size_t out = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (out && row_cmp_key(&r[out - 1], &r[i]) == 0) {
+			r[out - 1].count += r[i].count;
+			r[out - 1].time_ns += r[i].time_ns;
+		} else {
+			r[out++] = r[i];
+		}
+	}
+	n = out;
+out:
+	kp_symbolizer_free(sym);
+	if (err) {
+		free(r);
+		return err;
+	}
+	*rows = r;
+	*n_rows = n;
+	return 0;
+}
+
+int kp_report_sites(FILE *out, const struct kp_model *m,
+		    const struct kp_report_opts *o)
+{
+	struct kp_site_row *rows = NULL;
+	size_t n = 0;
+	struct kp_profile p;
+	int err = kp_sites_collect(m, &rows, &n);
+	if (err)
+		return err;
+	if ((err = kp_report_profile(&p, m, NULL, NULL, o))) {
+		free(rows);
+		return err;
+	}
+	size_t per = o->top ? o->top : DEFAULT_SITES_PER_SYSCALL;
+	bool json = o->format == KP_FORMAT_JSON;
+	if (json)
+		fprintf(out, "{\"syscalls\":[");
+	else
+		fprintf(out, "=== Call Sites (top %zu per syscall, by time) ===\n", per);
+	bool any = false, first = true;
+	for (size_t i = 0; i < p.n_rows; i++) {
+		const struct kp_row *row = &p.rows[i];
+		/* the sites of this syscall, best first (selection: lists are short) */
+		size_t first_site = n, count = 0;
+		for (size_t k = 0; k < n; k++)
+			if (rows[k].nr == row->nr) {
+				if (first_site == n)
+					first_site = k;
+				count++;
+			}
+		if (!count)
+			continue;
+		any = true;
+		struct kp_site_row *s = &rows[first_site];
+		for (size_t a = 0; a < count; a++)
+			for (size_t b = a + 1; b < count; b++)
+				if (s[b].time_ns > s[a].time_ns) {
+					struct kp_site_row t = s[a];
+					s[a] = s[b];
+					s[b] = t;
+				}
+		if (json) {
+			fprintf(out, "%s{\"name\":\"%s\",\"nr\":%" PRIu64 ",\"sites\":[",
+				first ? "" : ",", row->name, row->nr);
+			first = false;
+			for (size_t a = 0; a < count && a < per; a++) {
+				fprintf(out, "%s{\"site\":", a ? "," : "");
+				kp_json_string(out, s[a].where);
+				fprintf(out, ",\"count\":%" PRIu64 ",\"time_ns\":%" PRIu64 "}",
+					s[a].count, s[a].time_ns);
+			}
+			fprintf(out, "]}");
+			continue;
+		}
+		fprintf(out, "%s (%" PRIu64 "): %" PRIu64 " calls, %.3f ms\n", row->name,
+			row->nr, row->count, (double)row->time_ns / 1e6);
+		for (size_t a = 0; a < count && a < per; a++)
+			fprintf(out, "  %10" PRIu64 " calls %10.3f ms  %s\n", s[a].count,
+				(double)s[a].time_ns / 1e6, s[a].where);
+		if (count > per)
+			fprintf(out, "  (%zu more sites)\n", count - per);
+	}
+	if (json)
+		fprintf(out, "]}\n");
+	else if (!any)
+		fprintf(out, "No call sites in these traces (the shim records them; "
+			"kbpf-trace does not).\n=== End Call Sites ===\n");
+	else
+		fprintf(out, "=== End Call Sites ===\n");
+	kp_profile_free(&p);
+	free(rows);
+	return 0;
+}
+
+/* "do_read (prog)" -> "prog`do_read"; spaces and ';' would break the format. */
+static void folded_frame(char *out, size_t size, const char *where)
+{
+	const char *paren = strstr(where, " (");
+	size_t len = strlen(where);
+	if (paren && len && where[len - 1] == ')')
+		snprintf(out, size, "%.*s`%.*s", (int)(len - (size_t)(paren - where) - 3),
+			 paren + 2, (int)(paren - where), where);
+	else
+		snprintf(out, size, "%s", where);
+	for (char *c = out; *c; c++)
+		if (*c == ' ' || *c == ';')
+			*c = '_';
+}
+
+int kp_write_folded(FILE *out, const struct kp_model *m)
+{
+	struct kp_site_row *rows = NULL;
+	size_t n = 0;
+	int err = kp_sites_collect(m, &rows, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		char frame[300];
+		folded_frame(frame, sizeof(frame), rows[i].where);
+		fprintf(out, "%s;%s %" PRIu64 "\n", frame, rows[i].syscall, rows[i].count);
+	}
+	free(rows);
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,28 @@
+/*
+ * Address -> "function (library)" for call sites, with elfutils libelf:
+ * the mapping of the stream's last `maps` record gives file and offset,
+ * the file's PT_LOAD headers turn the offset into a link-time address,
+ * and the symbol tables name it: a separate debug file found by build-id
+ * under /usr/lib/debug/.build-id when present, else .symtab, else .dynsym
+ * (all a stripped binary has). Files are loaded once and cached.
+ */
+#ifndef KANALYZE_SYMBOLIZE_H
+#define KANALYZE_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+struct kp_symbolizer;
+
+int kp_symbolizer_new(struct kp_symbolizer **out);
+void kp_symbolizer_free(struct kp_symbolizer *sym);
+/*
+ * Writes "function (library)", "library+0xoffset" or "0xaddress" into buf.
+ * addr is a return address: the call is the instruction before it.
+ */
+void kp_symbolize(struct kp_symbolizer *sym, const struct kp_stream *s,
+		  uint64_t addr, char *buf, size_t size);
+
+#endif

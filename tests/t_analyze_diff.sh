@@ -1,0 +1,26 @@
+#!/bin/bash
+# kanalyze --diff of two runs of one program, the second doing twice the
+# writes: exactly the write row is flagged worse (table, markdown and
+# JSON). Rows may be marked "better" by timing noise; that is no flag.
+source "$KPROF_ROOT/tests/lib.sh"
+"$BUILD/tests/diff_writes" 5000 5000 > /dev/null # warm up
+LD_PRELOAD=$SHIM KPROF_OUT=$PWD/a "$BUILD/tests/diff_writes" 5000 5000 > /dev/null
+LD_PRELOAD=$SHIM KPROF_OUT=$PWD/b "$BUILD/tests/diff_writes" 10000 5000 > /dev/null
+"$KANALYZE" --diff a b > diff.txt
+cat diff.txt
+expect_eq "flagged rows (table)" "write (1)" "$(awk '$NF == "worse" {print $1, $2}' diff.txt)"
+grep -q '^write (1) *5000 *10000 *+100.0%' diff.txt || fail "write row counts"
+grep -q '^Flagged: 1 worse' diff.txt || fail "summary line"
+"$KANALYZE" --diff --format=json a b > diff.json
+expect_eq "flagged rows (json)" '["write"]' "$(jq -c '[.rows[] | select(.verdict == "worse") | .name]' diff.json)"
+expect_eq "regressions (json)" 1 "$(jq .regressions diff.json)"
+[ "$(jq -r '.rows[] | select(.name == "getppid") | .verdict' diff.json)" != worse ] ||
+	fail "getppid flagged"
+"$KANALYZE" --diff --format=markdown a b > diff.md
+expect_eq "flagged rows (markdown)" 1 "$(grep -c '\*\*worse\*\*' diff.md)"
+grep -q '^| write (1) | 5000 | 10000 | +100.0% |' diff.md || fail "markdown write row"
+# The same run against itself flags nothing.
+"$KANALYZE" --diff --format=json a a > same.json
+expect_eq "self diff regressions" 0 "$(jq .regressions same.json)"
+rc=0; "$KANALYZE" --diff a 2>/dev/null || rc=$?
+expect_eq "--diff with one trace" 1 "$rc"

@@ -1,0 +1,29 @@
+#!/bin/bash
+# kanalyze --timeline: valid JSON in Chrome trace event format, one
+# complete ("X") slice per event record entry, on one track per thread.
+source "$KPROF_ROOT/tests/lib.sh"
+KPROF_EVENTS=1 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/trace "$BUILD/tests/threads_calls" 4 1000 > /dev/null
+events=$(profile_json trace | jq '[.processes[].events] | add')
+[ "$events" -gt 0 ] || fail "no event records"
+"$KANALYZE" --timeline=out.json trace 2> err
+jq -e . out.json > /dev/null || fail "not valid JSON"
+expect_eq "slices = event entries" "$events" "$(jq '[.traceEvents[] | select(.ph == "X")] | length' out.json)"
+# Chrome trace format: every event has name, ph, pid, tid; X has ts and dur.
+jq -e '.traceEvents | all(has("name") and has("ph") and has("pid")) and
+	([.[] | select(.ph == "X")] | all(has("ts") and has("dur") and has("tid") and
+	(.ts | type) == "number" and .dur >= 0 and .cat == "syscall" and (.args | has("ret"))))' \
+	out.json > /dev/null || fail "events lack Chrome trace fields"
+threads=$(jq '[.traceEvents[] | select(.ph == "X") | .tid] | unique | length' out.json)
+named=$(jq '[.traceEvents[] | select(.name == "thread_name")] | length' out.json)
+expect_eq "one named track per thread" "$threads" "$named"
+[ "$threads" -gt 1 ] || fail "threads_calls ran one thread only?"
+grep -q "out.json: $events slices" err || fail "slice count message: $(cat err)"
+# Failed calls carry the errno name.
+KPROF_EVENTS=1 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/eagain "$BUILD/tests/eagain_pipe" > /dev/null
+"$KANALYZE" --timeline=eagain.json eagain 2> /dev/null
+jq -e '[.traceEvents[] | select(.args.error == "EAGAIN")] | length > 0' eagain.json > /dev/null ||
+	fail "no EAGAIN slice"
+# No event records: a message and exit 0 with an empty timeline.
+LD_PRELOAD=$SHIM KPROF_OUT=$PWD/noev "$BUILD/tests/getppid_loop" 10 > /dev/null
+"$KANALYZE" --timeline=empty.json noev 2> /dev/null
+expect_eq "slices without events" 0 "$(jq '.traceEvents | length' empty.json)"

@@ -1,0 +1,18 @@
+# A process that execs itself 50 times: 51 streams in one pid, each image
+# with its exact calls (image k makes 50-k getppid), each linked to the
+# image it replaced, the last one with the exit status.
+. "$KPROF_ROOT/tests/lib.sh"
+LD_PRELOAD=$SHIM KPROF_OUT=$PWD/trace "$BUILD/tests/spawn_kinds" chain 50
+json=$(profile_json trace)
+expect_eq "streams" 51 "$(jq '.processes | length' <<<"$json")"
+expect_eq "one pid" 1 "$(jq '[.processes[].pid] | unique | length' <<<"$json")"
+expect_eq "getppid over the chain" 1275 "$(syscall_field "$json" getppid count)"
+expect_eq "execve over the chain" 50 "$(syscall_field "$json" execve count)"
+# walk the chain from the first image through parent_stream links
+chain=$(jq -r '
+	(.processes | map({key: .parent_stream, value: .}) | from_entries) as $next |
+	[.processes[] | select(.origin == "start")][0] as $first |
+	[$first | recurse($next[.stream]; . != null)] |
+	map("\(.argv[2]):\([.syscalls[] | select(.name == "getppid") | .count] | add // 0):\(.exit_status)") | join(" ")' <<<"$json")
+want=$(for k in $(seq 50 -1 1); do printf '%d:%d:null ' $k $k; done; echo "0:0:0")
+expect_eq "chain (argv:getppid:status)" "$want" "$chain"
