@@ -262,6 +262,13 @@ static int read_one(struct run *run, const char *path)
 	return 0;
 }
 
+/* Exit status of a two-trace command (--coverage, --diff) that printed. */
+static int pair_status(const struct run *a, const struct run *b)
+{
+	return a->model.n_damaged || a->inputs_failed || b->model.n_damaged ||
+			       b->inputs_failed ? EXIT_DAMAGED : 0;
+}
+
 static int coverage_main(const char *path_a, const char *path_b,
 			 const struct kp_report_opts *opts)
 {
@@ -279,8 +286,7 @@ static int coverage_main(const char *path_a, const char *path_b,
 		err = -errno;
 	if (err < 0)
 		goto out_b;
-	status = a.model.n_damaged || a.inputs_failed || b.model.n_damaged ||
-			 b.inputs_failed ? EXIT_DAMAGED : 0;
+	status = pair_status(&a, &b);
 out_b:
 	kp_model_free(&b.model);
 out_a:
@@ -639,8 +645,7 @@ static int diff_main(struct cli *cli, const char *path_a, const char *path_b)
 		err = -errno;
 	if (err < 0)
 		goto out_b;
-	status = a.model.n_damaged || a.inputs_failed || b.model.n_damaged ||
-			 b.inputs_failed ? EXIT_DAMAGED : 0;
+	status = pair_status(&a, &b);
 out_b:
 	kp_model_free(&b.model);
 out_a:

@@ -248,9 +248,11 @@ void kp_rec_exec(struct kp_writer *w, const struct kp_rec_common *c,
 	put_kv_str(w, "path", path);
 }
 
-void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e)
+/* The exit record; kbpf-trace adds "detached": true when tracing ended first. */
+static void put_exit(struct kp_writer *w, const struct kp_rec_exit *e,
+		     bool detached)
 {
-	begin_record(w, "exit", &e->c, 5);
+	begin_record(w, "exit", &e->c, detached ? 6 : 5);
 	put_key(w, "status");
 	msgpack_pack_int64(&w->pk, e->status);
 	put_kv_u64(w, "signal", e->signal);
@@ -262,6 +264,13 @@ void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e)
 	put_kv_u64(w, "other", e->fds_other);
 	put_kv_u64(w, "pending_pipe_readers", e->pending_pipe_readers);
 	put_kv_u64(w, "pending_pipe_writers", e->pending_pipe_writers);
+	if (detached)
+		put_kv_bool(w, "detached", true);
+}
+
+void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e)
+{
+	put_exit(w, e, false);
 }
 
 void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d)
@@ -273,22 +282,9 @@ void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d)
 	put_kv_str(w, "reason", d->reason);
 }
 
-/* Added for kbpf-trace: kp_rec_exit's keys plus "detached": true. */
 void kp_rec_exit_detached(struct kp_writer *w, const struct kp_rec_exit *e)
 {
-	begin_record(w, "exit", &e->c, 6);
-	put_key(w, "status");
-	msgpack_pack_int64(&w->pk, e->status);
-	put_kv_u64(w, "signal", e->signal);
-	put_key(w, "fds");
-	msgpack_pack_map(&w->pk, 4);
-	put_kv_u64(w, "file", e->fds_file);
-	put_kv_u64(w, "pipe", e->fds_pipe);
-	put_kv_u64(w, "socket", e->fds_socket);
-	put_kv_u64(w, "other", e->fds_other);
-	put_kv_u64(w, "pending_pipe_readers", e->pending_pipe_readers);
-	put_kv_u64(w, "pending_pipe_writers", e->pending_pipe_writers);
-	put_kv_bool(w, "detached", true);
+	put_exit(w, e, true);
 }
 
 void kp_rec_maps_begin(struct kp_writer *w, const struct kp_rec_common *c,
