@@ -51,3 +51,32 @@ int kp_syscall_nr(const char *arch, const char *name)
 			return (int)t[i].nr;
 	return -1;
 }
+
+/* Syscalls whose first argument is a descriptor (names as on x86_64;
+ * those an architecture lacks are skipped). */
+static const char *const fd_arg_names[] = {
+	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv",
+	"pwritev", "preadv2", "pwritev2", "lseek", "close", "fsync",
+	"fdatasync", "ftruncate", "fcntl", "ioctl", "flock", "fstat",
+	"fstatfs", "getdents", "getdents64", "fchmod", "fchown", "fchdir",
+	"fallocate", "fadvise64", "sync_file_range", "readahead", "syncfs",
+	"sendfile", "splice", "tee", "vmsplice", "copy_file_range",
+	"sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg",
+	"accept", "accept4", "connect", "bind", "listen", "shutdown",
+	"getsockopt", "setsockopt", "getsockname", "getpeername",
+	"epoll_wait", "epoll_pwait", "epoll_pwait2", "epoll_ctl", "dup",
+	"dup2", "dup3", "fsetxattr", "fgetxattr", "flistxattr",
+	"fremovexattr", "inotify_add_watch", "inotify_rm_watch",
+	"timerfd_settime", "timerfd_gettime", "fanotify_mark",
+};
+
+bool kp_syscall_fd_arg(const char *arch, unsigned nr)
+{
+	const char *name = kp_syscall_name(arch, nr);
+	if (!name)
+		return false;
+	for (size_t i = 0; i < sizeof(fd_arg_names) / sizeof(fd_arg_names[0]); i++)
+		if (strcmp(fd_arg_names[i], name) == 0)
+			return true;
+	return false;
+}

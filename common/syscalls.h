@@ -7,6 +7,7 @@
 #ifndef KPROF_SYSCALLS_H
 #define KPROF_SYSCALLS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Larger than any syscall number of a supported architecture. */
@@ -28,6 +29,13 @@ const char *kp_host_arch(void);
 const char *kp_syscall_name(const char *arch, unsigned nr);
 /* Number of the named syscall on arch (NULL = host); -1 when unknown. */
 int kp_syscall_nr(const char *arch, const char *name);
+/*
+ * Whether the first argument of syscall nr on arch (NULL = host) is a
+ * descriptor whose kind the `kinds` breakdown counts (read, write, sendto,
+ * close, fcntl, ...). Linear in the names list: callers on a hot path
+ * build a bitmap once.
+ */
+bool kp_syscall_fd_arg(const char *arch, unsigned nr);
 /* The table of arch and its length; NULL for an unknown architecture. */
 const struct kp_syscall_entry *kp_syscall_table(const char *arch,
 						unsigned *count);
