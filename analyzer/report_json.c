@@ -114,6 +114,25 @@ static int add_profile(json_t *obj, const struct kp_model *m,
 	return err;
 }
 
+/* Holes in the stream's record numbers: {"count": N, "seq": [[a, b], ...]}. */
+#define HOLES_LISTED 64
+static json_t *missing_json(const struct kp_stream *s, int *err)
+{
+	struct kp_seq_range holes[HOLES_LISTED];
+	size_t n = 0;
+	uint64_t missing = kp_stream_missing(s, holes, HOLES_LISTED, &n);
+	json_t *j = json_object(), *list = json_array();
+	set(j, "count", jint(missing), err);
+	for (size_t i = 0; list && i < n && i < HOLES_LISTED; i++) {
+		json_t *r = json_array();
+		append(r, jint(holes[i].first), err);
+		append(r, jint(holes[i].last), err);
+		append(list, r, err);
+	}
+	set(j, "seq", list, err);
+	return j;
+}
+
 static json_t *fds_json(const uint64_t fds[KP_FD_KINDS], int *err)
 {
 	json_t *o = json_object();
@@ -155,6 +174,7 @@ static json_t *stream_json(const struct kp_model *m, const struct kp_stream *s,
 	set(j, "pending_pipe_writers", jint(s->pending_pipe_writers), err);
 	set(j, "threads", jint(s->n_threads), err);
 	set(j, "events", jint(s->events), err);
+	set(j, "missing_records", missing_json(s, err), err);
 	if (!*err)
 		*err = add_profile(j, m, s, NULL, o);
 	if (o->by != KP_BY_THREAD)
