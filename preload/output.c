@@ -328,6 +328,17 @@ static int open_unix(const char *path)
 	if (fd < 0)
 		return (int)fd;
 	long err = kp_raw(SYS_connect, fd, &sa, sizeof(sa));
+	/*
+	 * The listener must be ours (or root's): a socket another user bound
+	 * in a shared directory would otherwise receive our command lines,
+	 * paths and timings.
+	 */
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (!err)
+		err = kp_raw(SYS_getsockopt, fd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
+	if (!err && cred.uid != 0 && (long)cred.uid != kp_raw0(SYS_geteuid))
+		err = -EPERM;
 	if (err) {
 		kp_raw(SYS_close, fd);
 		return (int)err;
@@ -400,7 +411,9 @@ int kp_output_open(void)
 				out.warned_unix = true;
 				kp_write_stderr("kprof: cannot connect to ");
 				kp_write_stderr(dest);
-				kp_write_stderr(" (nobody listening?); writing to ");
+				kp_write_stderr(fd == -EPERM ?
+						" (the listener is another user's); writing to " :
+						" (nobody listening?); writing to ");
 				kp_write_stderr(kp_config.fallback_dir);
 				kp_write_stderr("/ instead\n");
 			}
