@@ -5,6 +5,8 @@
 #include "histogram.h"
 #include "record_writer.h"
 
+const char *const kp_kind_names[KP_KINDS] = { "file", "pipe", "socket", "other" };
+
 static int writer_drain(struct kp_writer *w)
 {
 	if (w->err)
@@ -157,7 +159,14 @@ void kp_rec_aggregate_begin(struct kp_writer *w, const struct kp_rec_common *c,
 
 void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s)
 {
-	msgpack_pack_map(&w->pk, 9 + (s->n_sites != 0));
+	uint64_t kinds[KP_KINDS][KP_KIND_COUNTERS];
+	unsigned n_kinds = 0;
+	for (unsigned k = 0; s->kinds && k < KP_KINDS; k++) {
+		for (unsigned i = 0; i < KP_KIND_COUNTERS; i++)
+			kinds[k][i] = __atomic_load_n(&s->kinds[k][i], __ATOMIC_RELAXED);
+		n_kinds += kinds[k][KP_KIND_COUNT] != 0;
+	}
+	msgpack_pack_map(&w->pk, 9 + (s->n_sites != 0) + (n_kinds != 0));
 	put_kv_u64(w, "nr", s->nr);
 	put_kv_u64(w, "count", s->count);
 	put_kv_u64(w, "time_ns", s->time_ns);
@@ -202,6 +211,18 @@ void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s)
 		msgpack_pack_uint32(&w->pk, b);
 		msgpack_pack_uint64(&w->pk, hist[b]);
 	}
+	if (n_kinds) {
+		put_key(w, "kinds");
+		msgpack_pack_map(&w->pk, n_kinds);
+		for (unsigned k = 0; k < KP_KINDS; k++) {
+			if (!kinds[k][KP_KIND_COUNT])
+				continue;
+			put_str(w, kp_kind_names[k]);
+			msgpack_pack_array(&w->pk, KP_KIND_COUNTERS);
+			for (unsigned i = 0; i < KP_KIND_COUNTERS; i++)
+				msgpack_pack_uint64(&w->pk, kinds[k][i]);
+		}
+	}
 	if (!s->n_sites)
 		return;
 	put_key(w, "sites");
@@ -231,6 +252,19 @@ void kp_rec_event(struct kp_writer *w, uint64_t start_ns, uint64_t duration_ns,
 	msgpack_pack_uint64(&w->pk, duration_ns);
 	msgpack_pack_uint32(&w->pk, nr);
 	msgpack_pack_int64(&w->pk, ret);
+}
+
+void kp_rec_event_fd(struct kp_writer *w, uint64_t start_ns,
+		     uint64_t duration_ns, uint32_t nr, int64_t ret, int64_t fd,
+		     unsigned kind)
+{
+	msgpack_pack_array(&w->pk, 6);
+	msgpack_pack_uint64(&w->pk, start_ns);
+	msgpack_pack_uint64(&w->pk, duration_ns);
+	msgpack_pack_uint32(&w->pk, nr);
+	msgpack_pack_int64(&w->pk, ret);
+	msgpack_pack_int64(&w->pk, fd);
+	msgpack_pack_uint32(&w->pk, kind);
 }
 
 void kp_rec_fork(struct kp_writer *w, const struct kp_rec_common *c,

@@ -60,6 +60,18 @@ struct kp_rec_header {
 	uint64_t interval_ms;
 };
 
+/*
+ * Descriptor kinds (docs/FORMAT.md): the `kind` element of an event, and
+ * row index + 1 of a syscall entry's `kinds` counters. 0: no descriptor.
+ */
+enum { KP_KIND_NONE, KP_KIND_FILE, KP_KIND_PIPE, KP_KIND_SOCKET, KP_KIND_OTHER };
+#define KP_KINDS 4
+/* A `kinds` row: [count, time_ns, retries, errors]. */
+enum { KP_KIND_COUNT, KP_KIND_TIME_NS, KP_KIND_RETRIES, KP_KIND_ERRORS,
+       KP_KIND_COUNTERS };
+/* "file", "pipe", "socket", "other" for KP_KIND_FILE.. (index kind - 1). */
+extern const char *const kp_kind_names[KP_KINDS];
+
 /* One entry of an aggregate's `syscalls` array. */
 struct kp_rec_syscall {
 	uint32_t nr;
@@ -78,6 +90,10 @@ struct kp_rec_syscall {
 	const uint64_t *site_addr;	/* return address into the caller */
 	const uint64_t *site_count;
 	const uint64_t *site_time_ns;
+	/* NULL or all counts 0: no "kinds" key; else KP_KINDS rows of
+	 * KP_KIND_COUNTERS, rows with a zero count left out (read with relaxed
+	 * atomic loads: the shim's threads may be counting) */
+	const uint64_t (*kinds)[KP_KIND_COUNTERS];
 };
 
 /* One entry of a `maps` record (a file-backed executable mapping). */
@@ -120,6 +136,11 @@ void kp_rec_events_begin(struct kp_writer *w, const struct kp_rec_common *c,
 			 uint64_t tid, unsigned n_events);
 void kp_rec_event(struct kp_writer *w, uint64_t start_ns, uint64_t duration_ns,
 		  uint32_t nr, int64_t ret);
+/* The six-element form: fd -1 and kind KP_KIND_NONE for calls without a
+ * descriptor argument. */
+void kp_rec_event_fd(struct kp_writer *w, uint64_t start_ns,
+		     uint64_t duration_ns, uint32_t nr, int64_t ret, int64_t fd,
+		     unsigned kind);
 void kp_rec_fork(struct kp_writer *w, const struct kp_rec_common *c,
 		 uint64_t child, const char *how);
 void kp_rec_exec(struct kp_writer *w, const struct kp_rec_common *c,
