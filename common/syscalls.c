@@ -80,3 +80,48 @@ bool kp_syscall_fd_arg(const char *arch, unsigned nr)
 			return true;
 	return false;
 }
+
+/* Index of name in the table t (sorted by strcmp), or -1. */
+static int find_sorted(const struct kp_syscall_entry *t, unsigned count,
+		       const char *name)
+{
+	unsigned lo = 0, hi = count;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		int c = strcmp(t[mid].name, name);
+		if (c == 0)
+			return (int)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+void kp_syscall_fd_arg_bits(const char *arch, uint64_t *bits, unsigned nbits)
+{
+	unsigned count;
+	const struct kp_syscall_entry *t = kp_syscall_table(arch, &count);
+	for (unsigned i = 0; i < (nbits + 63) / 64; i++)
+		bits[i] = 0;
+	if (!t)
+		return;
+	/* The generated tables come sorted by name unless sort(1) ran in a
+	 * locale that orders '_' differently: then the slow way. */
+	bool sorted = true;
+	for (unsigned i = 1; i < count && sorted; i++)
+		sorted = strcmp(t[i - 1].name, t[i].name) < 0;
+	for (size_t k = 0; k < sizeof(fd_arg_names) / sizeof(fd_arg_names[0]); k++) {
+		int i = sorted ? find_sorted(t, count, fd_arg_names[k]) : -1;
+		unsigned nr;
+		if (i >= 0)
+			nr = t[i].nr;
+		else if (sorted || kp_syscall_nr(arch, fd_arg_names[k]) < 0)
+			continue;
+		else
+			nr = (unsigned)kp_syscall_nr(arch, fd_arg_names[k]);
+		if (nr < nbits)
+			bits[nr / 64] |= 1ull << (nr % 64);
+	}
+}

@@ -36,6 +36,11 @@ int kp_syscall_nr(const char *arch, const char *name);
  * build a bitmap once.
  */
 bool kp_syscall_fd_arg(const char *arch, unsigned nr);
+/*
+ * The same as a bitmap of nbits syscall numbers (bit nr of bits[nr / 64]),
+ * in microseconds: for a hot path's table built at start-up.
+ */
+void kp_syscall_fd_arg_bits(const char *arch, uint64_t *bits, unsigned nbits);
 /* The table of arch and its length; NULL for an unknown architecture. */
 const struct kp_syscall_entry *kp_syscall_table(const char *arch,
 						unsigned *count);
