@@ -238,6 +238,14 @@ static int threads_from_events(struct kp_stream *s, const struct kp_filter *f)
 			sc->retries++;
 		else if (failed)
 			sc->errors++;
+		if (e->kind) {
+			uint64_t *k = sc->kinds[e->kind - 1];
+			sc->have_kinds = true;
+			k[0]++;
+			k[1] += e->duration_ns;
+			k[2] += failed && err == EAGAIN;
+			k[3] += failed && err != EAGAIN;
+		}
 		if ((failed && pair_inc(&sc->errnos, &sc->n_errnos, err)) ||
 		    pair_inc(&sc->hist, &sc->n_hist, kp_hist_bucket(e->duration_ns)))
 			return -ENOMEM;

@@ -281,6 +281,35 @@ static int get_pairs(const msgpack_object *o, uint64_t limit,
 	return 0;
 }
 
+/* `kinds` of a syscalls entry; kind names this reader does not know are
+ * skipped (a later producer may tell more kinds apart). */
+static int parse_kinds(const msgpack_object *o, struct kp_sc_stats *sc)
+{
+	if (!o)
+		return 0;
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return -EINVAL;
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object_kv *kv = &o->via.map.ptr[i];
+		const msgpack_object *v = &kv->val;
+		if (kv->key.type != MSGPACK_OBJECT_STR || v->type != MSGPACK_OBJECT_ARRAY ||
+		    v->via.array.size < 4)
+			return -EINVAL;
+		uint64_t c[4];
+		for (int k = 0; k < 4; k++)
+			if (kp_obj_uint(&v->via.array.ptr[k], &c[k]))
+				return -EINVAL;
+		for (int k = 0; k < KP_FD_KINDS; k++) {
+			size_t n = strlen(kp_fd_kind_names[k]);
+			if (kv->key.via.str.size == n &&
+			    memcmp(kv->key.via.str.ptr, kp_fd_kind_names[k], n) == 0)
+				memcpy(sc->kinds[k], c, sizeof(c));
+		}
+	}
+	sc->have_kinds = true;
+	return 0;
+}
+
 static int parse_sc_entry(const msgpack_object *o, struct kp_sc_stats *sc,
 			  struct bad *bad)
 {
@@ -314,6 +343,15 @@ static int parse_sc_entry(const msgpack_object *o, struct kp_sc_stats *sc,
 		sc->errnos = NULL;
 		bad->key = "hist";
 		bad->want = "map of bucket (< 160) -> calls";
+		return err;
+	}
+	if ((err = parse_kinds(kp_map_get(o, "kinds"), sc))) {
+		free(sc->errnos);
+		free(sc->hist);
+		sc->errnos = NULL;
+		sc->hist = NULL;
+		bad->key = "kinds";
+		bad->want = "map of kind -> [count, time_ns, retries, errors]";
 		return err;
 	}
 	const msgpack_object *sites = kp_map_get(o, "sites");
@@ -624,14 +662,17 @@ static int on_events(struct kp_model *m, const msgpack_object *map,
 		const msgpack_object *e = &list->via.array.ptr[i];
 		int64_t v;
 		ok = e->type == MSGPACK_OBJECT_ARRAY && e->via.array.size >= 4;
-		for (uint32_t k = 0; ok && k < 4; k++)
-			ok = k == 3 ? kp_obj_int(&e->via.array.ptr[k], &v) == 0 :
-				      e->via.array.ptr[k].type ==
-					      MSGPACK_OBJECT_POSITIVE_INTEGER;
+		/* [start_ns, duration_ns, nr, ret] or [..., fd, kind] */
+		uint32_t n = ok && e->via.array.size >= 6 ? 6 : 4;
+		for (uint32_t k = 0; ok && k < n; k++)
+			ok = k == 3 || k == 4 ?
+				     kp_obj_int(&e->via.array.ptr[k], &v) == 0 :
+				     e->via.array.ptr[k].type ==
+					     MSGPACK_OBJECT_POSITIVE_INTEGER;
 	}
 	if (!ok) {
 		bad->key = "events";
-		bad->want = "array of [start_ns, duration_ns, nr, ret]";
+		bad->want = "array of [start_ns, duration_ns, nr, ret, fd, kind]";
 		return -EINVAL;
 	}
 	struct kp_stream *s;
@@ -652,6 +693,13 @@ static int on_events(struct kp_model *m, const msgpack_object *map,
 		ev->nr = e[2].via.u64;
 		kp_obj_int(&e[3], &ev->ret);
 		ev->tid = tid;
+		ev->fd = -1;
+		ev->kind = 0;
+		if (list->via.array.ptr[i].via.array.size >= 6) {
+			kp_obj_int(&e[4], &ev->fd);
+			/* a kind this reader does not know counts as none */
+			ev->kind = e[5].via.u64 <= KP_FD_KINDS ? (unsigned)e[5].via.u64 : 0;
+		}
 	}
 	return 0;
 }

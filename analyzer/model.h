@@ -35,6 +35,9 @@ struct kp_sc_stats {
 	size_t n_hist;
 	struct kp_site *sites;
 	size_t n_sites;
+	/* `kinds`: [count, time_ns, retries, errors] per enum kp_fd_kind */
+	bool have_kinds;
+	uint64_t kinds[4][4];
 };
 
 /* One entry of a stream's last `maps` record. */
@@ -47,6 +50,8 @@ struct kp_map {
 struct kp_event {
 	uint64_t start_ns, duration_ns, nr, tid;
 	int64_t ret;
+	int64_t fd;    /* -1: no descriptor argument, or not recorded */
+	unsigned kind; /* 0: none; else enum kp_fd_kind + 1 */
 };
 
 /* Record numbers (`seq`) seen in a stream, as sorted disjoint ranges. */
@@ -132,6 +137,9 @@ struct kp_row {
 	struct kp_pair *errnos; /* sorted by errno */
 	size_t n_errnos;
 	struct kp_hist hist;
+	/* min/max, percentiles and errno are not known for every call (a
+	 * --by=kind row: the `kinds` counters have none of them) */
+	bool no_latency;
 };
 
 struct kp_profile {
