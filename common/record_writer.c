@@ -116,7 +116,7 @@ static void begin_record(struct kp_writer *w, const char *type,
 
 void kp_rec_header(struct kp_writer *w, const struct kp_rec_header *h)
 {
-	begin_record(w, "header", &h->c, h->hook_mode ? 15 : 14);
+	begin_record(w, "header", &h->c, 14 + !!h->hook_mode + !!h->clock_source);
 	put_kv_u64(w, "version", KP_FORMAT_VERSION);
 	put_kv_str(w, "producer", h->producer);
 	put_kv_u64(w, "ppid", h->ppid);
@@ -136,6 +136,8 @@ void kp_rec_header(struct kp_writer *w, const struct kp_rec_header *h)
 	put_kv_u64(w, "realtime_ns", h->realtime_ns);
 	if (h->hook_mode)
 		put_kv_str(w, "hook_mode", h->hook_mode);
+	if (h->clock_source)
+		put_kv_str(w, "clock_source", h->clock_source);
 	put_kv_str(w, "coverage", h->coverage);
 	put_kv_bool(w, "events", h->events);
 	put_kv_u64(w, "interval_ms", h->interval_ms);

@@ -55,6 +55,7 @@ struct kp_rec_header {
 	uint64_t monotonic_ns;
 	uint64_t realtime_ns;
 	const char *hook_mode;		/* NULL: key omitted (bpf) */
+	const char *clock_source;	/* NULL: key omitted (bpf) */
 	const char *coverage;
 	bool events;
 	uint64_t interval_ms;

@@ -20,7 +20,7 @@
 
 extern char **environ;
 
-#define KP_CHILD_VARS 5
+#define KP_CHILD_VARS 6
 
 static struct {
 	bool follow;
@@ -33,7 +33,7 @@ static struct {
 
 static const char *const copied_vars[KP_CHILD_VARS] = {
 	"KPROF_INTERVAL_MS=", "KPROF_EVENTS=", "KPROF_GZIP=", "KPROF_DEBUG=",
-	"KPROF_HOOK=",
+	"KPROF_HOOK=", "KPROF_CLOCK=",
 };
 
 static size_t name_len(const char *s)
@@ -107,11 +107,18 @@ char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
 	if (envp)
 		while (envp[n])
 			n++;
-	if (n + KP_CHILD_VARS + 4 > cap)
+	if (n + KP_CHILD_VARS + 5 > cap)
 		return envp;
+	/* the tail of scratch holds KPROF_EXEC_CLOCK (the TSC calibration) */
+	char *clock_var = NULL;
+	if (scratch_cap >= 2 * KP_CLOCK_HANDOFF_MAX) {
+		scratch_cap -= KP_CLOCK_HANDOFF_MAX;
+		clock_var = scratch + scratch_cap;
+	}
 	for (size_t i = 0; i < n; i++) {
 		char *s = envp[i];
-		if (strncmp(s, "KPROF_EXEC_STREAM=", 18) == 0)
+		if (strncmp(s, "KPROF_EXEC_STREAM=", 18) == 0 ||
+		    strncmp(s, "KPROF_EXEC_CLOCK=", 17) == 0)
 			continue;
 		if (strncmp(s, "LD_PRELOAD=", 11) == 0 && child.lib) {
 			have_preload = true;
@@ -153,6 +160,8 @@ char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
 	/* only an image that loads us reads (and removes) the marker */
 	if (marker && traced)
 		arr[out++] = (char *)marker;
+	if (traced && clock_var && kp_clock_handoff(clock_var, KP_CLOCK_HANDOFF_MAX))
+		arr[out++] = clock_var;
 	arr[out] = NULL;
 	return arr;
 }

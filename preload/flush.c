@@ -74,6 +74,7 @@ static void write_header(struct kp_writer *w)
 		.monotonic_ns = kp_proc.start_mono_ns,
 		.realtime_ns = kp_proc.start_real_ns,
 		.hook_mode = "symbols",
+		.clock_source = kp_clock_source(),
 		.coverage = coverage,
 		.events = kp_config.events,
 		.interval_ms = kp_config.interval_ms,
@@ -397,8 +398,13 @@ void kp_flush(enum kp_flush_kind kind, const char *exec_path)
 		return;
 	kp_tls_flags |= KP_TLS_FLUSHING;
 	int saved_errno = errno;
+	/* the periodic deadline also serves the clock's calibration checks */
+	bool due = kind != KP_FLUSH_PERIODIC || kp_flush_due();
+	if (kind == KP_FLUSH_PERIODIC)
+		kp_clock_check();
 	kp_reset_deadline();
-	do_flush(kind, exec_path);
+	if (due)
+		do_flush(kind, exec_path);
 	errno = saved_errno;
 	kp_tls_flags &= ~KP_TLS_FLUSHING;
 	__atomic_store_n(&flush_lock, 0, __ATOMIC_RELEASE);

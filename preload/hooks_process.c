@@ -54,6 +54,7 @@ KP_EXPORT pid_t fork(void)
 
 static __thread struct kp_thread *vfork_saved_self;
 static __thread uint64_t vfork_t0;
+static __thread unsigned vfork_clock;
 static __thread bool vfork_counted;
 
 __attribute__((used)) void kp_vfork_enter(void)
@@ -72,7 +73,8 @@ __attribute__((used)) void kp_vfork_enter(void)
 	kp_self = NULL;
 	kp_tls_flags |= KP_TLS_VFORK_CHILD;
 	errno = e;
-	vfork_t0 = kp_ticks();
+	vfork_clock = kp_clock_kind();
+	vfork_t0 = kp_ticks_of(vfork_clock);
 }
 
 /* In the parent only, with the raw syscall's result. */
@@ -83,7 +85,8 @@ __attribute__((used)) long kp_vfork_leave(long ret)
 	kp_tls_flags &= ~KP_TLS_VFORK_CHILD;
 	int err = ret < 0 ? (int)-ret : 0;
 	if (vfork_counted) {
-		struct kp_call c = { .t = kp_self, .t0 = t0, .nr = SYS_vfork };
+		struct kp_call c = { .t = kp_self, .t0 = t0, .nr = SYS_vfork,
+				     .clock = vfork_clock };
 		if (c.t) {
 			c.prev_nr = c.t->cur_nr;
 			c.prev_fd = c.t->cur_fd;

@@ -17,6 +17,7 @@ struct kp_config kp_config;
 struct kp_proc kp_proc;
 volatile int kp_state = KP_UNINIT;
 volatile uint64_t kp_deadline = UINT64_MAX;
+static uint64_t flush_due_ns = UINT64_MAX; /* CLOCK_MONOTONIC */
 
 extern char **environ;
 
@@ -75,6 +76,14 @@ static void copy_str(char *dst, size_t cap, const char *src)
 	dst[n] = 0;
 }
 
+/* Takes *e out of environ (the entries after it move up). */
+static void env_remove(char **e)
+{
+	do {
+		e[0] = e[1];
+	} while (*e++);
+}
+
 static bool env_true(const char *v)
 {
 	return v[0] && strcmp(v, "0") != 0 && strcmp(v, "no") != 0 &&
@@ -106,6 +115,13 @@ static void read_config(uint64_t *exec_pid, uint64_t *exec_stream)
 			kp_config.gzip = env_true(s + 11);
 		} else if (strncmp(s, "KPROF_DEBUG=", 12) == 0) {
 			kp_config.debug = env_true(s + 12);
+		} else if (strncmp(s, "KPROF_CLOCK=", 12) == 0) {
+			kp_clock_config(s + 12);
+		} else if (strncmp(s, "KPROF_EXEC_CLOCK=", 17) == 0) {
+			/* the parent's TSC calibration (clock.c): ours, not the program's */
+			kp_clock_inherit(s + 17);
+			env_remove(e);
+			continue;
 		} else if (strncmp(s, "KPROF_EXEC_STREAM=", 18) == 0) {
 			const char *colon = strchr(s + 18, ':');
 			if (colon) {
@@ -118,10 +134,7 @@ static void read_config(uint64_t *exec_pid, uint64_t *exec_stream)
 					*exec_stream = parse_u64(colon + 1, &ok);
 				}
 			}
-			char **d = e;
-			do {
-				d[0] = d[1];
-			} while (*d++);
+			env_remove(e);
 			continue;
 		}
 		e++;
@@ -224,13 +237,25 @@ static void absolutize_out(void)
 	kp_child_env_init(cwd);
 }
 
+/*
+ * kp_deadline (in ticks of the clock's current kind) is the earlier of the
+ * next periodic flush and the clock's next calibration check.
+ */
 static void set_deadline(void)
 {
-	if (kp_config.interval_ms == 0) {
-		kp_deadline = UINT64_MAX;
-		return;
-	}
-	kp_deadline = kp_ticks() + kp_ns_to_ticks(kp_config.interval_ms * 1000000ULL);
+	uint64_t now_ns = kp_mono_ns();
+	flush_due_ns = kp_config.interval_ms ? now_ns + kp_config.interval_ms * 1000000ULL
+					     : UINT64_MAX;
+	uint64_t due = kp_clock_check_due_ns();
+	if (flush_due_ns < due)
+		due = flush_due_ns;
+	kp_deadline = due == UINT64_MAX ? UINT64_MAX : kp_mono_to_ticks(due);
+}
+
+/* At the deadline: is it time for the periodic records (or did a full event ring ask)? */
+bool kp_flush_due(void)
+{
+	return kp_deadline == 0 || kp_mono_ns() >= flush_due_ns;
 }
 
 void kp_reset_deadline(void)

@@ -84,12 +84,25 @@ static inline long kp_raw_syscall6(long nr, long a1, long a2, long a3, long a4,
 
 /* ---- clock (clock.c) ---- */
 
+/*
+ * What a tick is. A process starts on KP_CLOCK_MONO (ticks are
+ * CLOCK_MONOTONIC ns) unless the kernel hands out TSC conversion
+ * parameters; clock.c may switch it to KP_CLOCK_TSC once the TSC is
+ * calibrated, and back to KP_CLOCK_MONO for good if the TSC stops agreeing.
+ * mult/tick0/mono0_ns are written before kind becomes KP_CLOCK_TSC
+ * and never change after that, so a reader that saw KP_CLOCK_TSC may use
+ * them. A call records the kind its start was read on (struct kp_call).
+ */
+enum { KP_CLOCK_MONO = 0, KP_CLOCK_TSC = 1 };
+
+/* TSC ticks -> ns: (ticks * mult) >> KP_TSC_SHIFT, a constant shift. */
+#define KP_TSC_SHIFT 32
+
 struct kp_clock {
-	bool use_tsc;
-	uint32_t mult;
-	uint32_t shift;
-	uint64_t tick0;	   /* ticks at calibration ... */
-	uint64_t mono0_ns; /* ... and CLOCK_MONOTONIC then */
+	uint32_t kind;	   /* KP_CLOCK_MONO or KP_CLOCK_TSC; kp_clock_kind() */
+	uint64_t mult;	   /* ns per tick << KP_TSC_SHIFT */
+	uint64_t tick0;	   /* a TSC value ... */
+	uint64_t mono0_ns; /* ... and CLOCK_MONOTONIC at the same moment */
 };
 extern struct kp_clock kp_clock;
 
@@ -107,32 +120,76 @@ static inline uint64_t kp_rdtsc(void)
 uint64_t kp_mono_ns(void);
 uint64_t kp_real_ns(void);
 
-static inline uint64_t kp_ticks(void)
+static inline unsigned kp_clock_kind(void)
 {
-	if (likely(kp_clock.use_tsc))
+	return __atomic_load_n(&kp_clock.kind, __ATOMIC_ACQUIRE);
+}
+
+static inline uint64_t kp_ticks_of(unsigned kind)
+{
+	if (likely(kind == KP_CLOCK_TSC))
 		return kp_rdtsc();
 	return kp_mono_ns();
 }
 
-static inline uint64_t kp_ticks_to_ns(uint64_t d)
+/* A TSC difference in ns; a TSC that went backwards gives 0. */
+static inline uint64_t kp_tsc_to_ns(uint64_t d)
 {
-	if (!kp_clock.use_tsc)
-		return d;
-	uint64_t quot = d >> kp_clock.shift;
-	uint64_t rem = d & ((1ULL << kp_clock.shift) - 1);
-	return quot * kp_clock.mult + ((rem * kp_clock.mult) >> kp_clock.shift);
+	if (unlikely((int64_t)d < 0))
+		return 0;
+	return (uint64_t)(((unsigned __int128)d * kp_clock.mult) >> KP_TSC_SHIFT);
 }
 
-/* CLOCK_MONOTONIC ns of a kp_ticks() value. */
-static inline uint64_t kp_ticks_to_mono(uint64_t t)
+/* ns between two ticks read on the same kind of clock. */
+static inline uint64_t kp_ticks_delta_ns(unsigned kind, uint64_t t0, uint64_t t1)
 {
-	if (!kp_clock.use_tsc)
+	if (likely(kind == KP_CLOCK_TSC))
+		return kp_tsc_to_ns(t1 - t0);
+	return t1 - t0;
+}
+
+/* CLOCK_MONOTONIC ns of a tick read on clock kind. */
+static inline uint64_t kp_ticks_to_mono(unsigned kind, uint64_t t)
+{
+	if (kind != KP_CLOCK_TSC)
 		return t;
-	return kp_clock.mono0_ns + kp_ticks_to_ns(t - kp_clock.tick0);
+	if (t >= kp_clock.tick0)
+		return kp_clock.mono0_ns + kp_tsc_to_ns(t - kp_clock.tick0);
+	uint64_t back = kp_tsc_to_ns(kp_clock.tick0 - t);
+	return back < kp_clock.mono0_ns ? kp_clock.mono0_ns - back : 0;
 }
 
-uint64_t kp_ns_to_ticks(uint64_t ns);
+/* Slow paths only (deadlines): ticks of the current kind. */
+static inline uint64_t kp_ticks(void)
+{
+	return kp_ticks_of(kp_clock_kind());
+}
+/* Ticks of the current kind at CLOCK_MONOTONIC time mono_ns. */
+uint64_t kp_mono_to_ticks(uint64_t mono_ns);
+
+/*
+ * A call that began on one kind of clock and ended on the other: its ns
+ * when they can be told (began on CLOCK_MONOTONIC, ended on the TSC);
+ * false when not (began on a TSC that was then found to disagree).
+ */
+bool kp_clock_span_ns(unsigned kind0, uint64_t t0, unsigned kind1,
+		      uint64_t t1, uint64_t *ns);
 int kp_clock_init(void);
+/* At the periodic flush point (flush lock held): calibrate or verify. */
+void kp_clock_check(void);
+/* CLOCK_MONOTONIC ns of the next kp_clock_check() wanted, UINT64_MAX: none. */
+uint64_t kp_clock_check_due_ns(void);
+/* The header's clock_source: what times the calls now. */
+const char *kp_clock_source(void);
+/* KPROF_CLOCK= and the KPROF_EXEC_CLOCK= hand-off, from read_config. */
+void kp_clock_config(const char *policy);
+void kp_clock_inherit(const char *value);
+/*
+ * KPROF_EXEC_CLOCK=... for a child image into buf, after checking the TSC
+ * against a fresh pair; false: nothing to pass. Reads only (vfork child).
+ */
+bool kp_clock_handoff(char *buf, size_t cap);
+#define KP_CLOCK_HANDOFF_MAX 192
 
 /* ---- real functions (real.c, table in hooks.def) ---- */
 
@@ -231,7 +288,16 @@ struct kp_call {
 	uint32_t prev_nr;
 	long prev_fd;
 	uint64_t site; /* return address of the hooked function, 0: unknown */
+	unsigned clock; /* KP_CLOCK_* that t0 was read on */
 };
+
+/* The call's start: the kind of clock first, then a tick of that kind. */
+static inline void kp_call_stamp(struct kp_call *c)
+{
+	unsigned kind = kp_clock_kind();
+	c->clock = kind;
+	c->t0 = kp_ticks_of(kind);
+}
 
 /* In the exported hook itself (not in a helper): who called the libc function. */
 #define KP_SITE(c) ((c).site = (uint64_t)(uintptr_t)__builtin_return_address(0))
@@ -263,7 +329,7 @@ void kp_account_global(unsigned nr, uint64_t ns, bool failed, int err);
 void kp_account_slot(struct kp_thread *t, struct kp_slot *s, uint64_t ns,
 		     bool failed, int err);
 struct kp_slot *kp_slot_new(struct kp_thread *t, unsigned nr);
-void kp_event_add(struct kp_thread *t, unsigned nr, uint64_t t0, uint64_t ns,
+void kp_event_add(struct kp_thread *t, unsigned nr, uint64_t start_ns, uint64_t ns,
 		  int64_t ret);
 void kp_flush_periodic(void);
 extern bool kp_events_enabled;
@@ -280,17 +346,27 @@ static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0)
 	c->prev_fd = t->cur_fd;
 	t->cur_fd = arg0;
 	t->cur_nr = nr + 1;
-	c->t0 = kp_ticks();
+	kp_call_stamp(c);
 	return true;
 }
+
+/* Counted, not timed: the clock changed under the call (clock.c). */
+void kp_call_end_untimed(struct kp_call *c, bool failed, int err);
 
 /* ret: as the kernel returned it (-errno on failure), for event records. */
 static inline void kp_call_end(struct kp_call *c, bool failed, int err,
 			       int64_t ret)
 {
-	uint64_t t1 = kp_ticks();
+	unsigned kind = kp_clock_kind();
+	uint64_t t1 = kp_ticks_of(kind);
 	struct kp_thread *t = c->t;
-	uint64_t ns = kp_ticks_to_ns(t1 - c->t0);
+	uint64_t ns;
+	if (likely(kind == c->clock))
+		ns = kp_ticks_delta_ns(kind, c->t0, t1);
+	else if (!kp_clock_span_ns(c->clock, c->t0, kind, t1, &ns)) {
+		kp_call_end_untimed(c, failed, err);
+		return;
+	}
 	if (unlikely(!t || c->nr >= KP_SYSCALL_MAX)) {
 		if (c->nr < KP_SYSCALL_MAX)
 			kp_account_global(c->nr, ns, failed, err);
@@ -319,7 +395,7 @@ static inline void kp_call_end(struct kp_call *c, bool failed, int err,
 			kp_account_slot(t, s, ns, failed, err);
 	}
 	if (unlikely(t->ring))
-		kp_event_add(t, c->nr, c->t0, ns, ret);
+		kp_event_add(t, c->nr, kp_ticks_to_mono(c->clock, c->t0), ns, ret);
 	kp_barrier();
 	t->busy = 0;
 	if (unlikely(!s))
@@ -393,6 +469,7 @@ uint64_t kp_new_stream_id(uint64_t mix);
 void kp_write_stderr(const char *s);
 int kp_read_pids(uint64_t *pid, uint64_t *ppid);
 void kp_reset_deadline(void);
+bool kp_flush_due(void);
 void kp_after_fork_child(void);
 bool kp_foreign_process(void);
 /* child_env.c: what a child image's environment needs to stay traced. */

@@ -162,7 +162,7 @@ bool kp_call_begin_slow(struct kp_call *c, unsigned nr, long arg0)
 		/* counted in the process-wide table */
 		c->t = NULL;
 		c->nr = nr;
-		c->t0 = kp_ticks();
+		kp_call_stamp(c);
 		return true;
 	}
 	c->t = t;
@@ -171,7 +171,7 @@ bool kp_call_begin_slow(struct kp_call *c, unsigned nr, long arg0)
 	c->prev_fd = t->cur_fd;
 	t->cur_fd = arg0;
 	t->cur_nr = nr + 1;
-	c->t0 = kp_ticks();
+	kp_call_stamp(c);
 	return true;
 }
 
@@ -306,7 +306,7 @@ void kp_account_untimed(unsigned nr, bool failed, int err, bool count_it)
 }
 
 /* Records one call in the thread's event ring; full ring: flush it or drop. */
-void kp_event_add(struct kp_thread *t, unsigned nr, uint64_t t0, uint64_t ns,
+void kp_event_add(struct kp_thread *t, unsigned nr, uint64_t start_ns, uint64_t ns,
 		  int64_t ret)
 {
 	struct kp_ring *r = t->ring;
@@ -316,7 +316,7 @@ void kp_event_add(struct kp_thread *t, unsigned nr, uint64_t t0, uint64_t ns,
 		return;
 	}
 	struct kp_event *e = &r->ev[head % KP_RING_EVENTS];
-	e->start_ns = kp_ticks_to_mono(t0);
+	e->start_ns = start_ns;
 	e->duration_ns = ns;
 	e->nr = nr;
 	e->ret = ret;

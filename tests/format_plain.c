@@ -42,6 +42,7 @@ static struct rtype types[] = {
 		      { "argv", 'A', true }, { "host", 's', true },
 		      { "kernel", 's', true }, { "arch", 's', true },
 		      { "clock", 'C', true }, { "hook_mode", 's', false },
+		      { "clock_source", 's', false },
 		      { "coverage", 's', true }, { "events", 'b', true },
 		      { "interval_ms", 'u', true } } },
 	{ "aggregate", { COMMON, { "thread", 'u', true }, { "tid", 'u', true },
