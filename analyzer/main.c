@@ -39,7 +39,16 @@ static const char usage_text[] =
 "  -f, --format=FORMAT   table (default), json, csv or markdown\n"
 "  -b, --by=WHAT         syscall (default: one merged table), process (one\n"
 "                        table per process image), thread (one per thread),\n"
-"                        errno (failed calls by errno and syscall)\n"
+"                        errno (failed calls by errno and syscall), kind (one\n"
+"                        table per kind of descriptor the calls used: file\n"
+"                        (also directories and devices), pipe (and FIFOs),\n"
+"                        socket, other (eventfd, epoll, timerfd, ... and\n"
+"                        descriptors that were not open); then 'none', the\n"
+"                        syscalls without a descriptor argument, so that the\n"
+"                        tables add up to the whole profile (narrow it with\n"
+"                        -e); 'unknown' for descriptor calls whose kind the\n"
+"                        trace does not say. Kind rows have count, time,\n"
+"                        retries and errors, no latency distribution\n"
 "  -s, --sort=KEY        time (default), count, avg, retries, errors, name\n"
 "  -n, --top=N           only the first N syscalls of each table (0 = all)\n"
 "  -E, --errors          add errors and the errno breakdown per syscall\n"
@@ -82,8 +91,11 @@ static const char usage_text[] =
 "      --folded          folded stacks (program`function;syscall count)\n"
 "      --interval=MS     time series: per-interval deltas of the periodic\n"
 "                        aggregates\n"
-"      --blocking        EAGAIN retries per logical operation and time from\n"
-"                        the first EAGAIN to success (event records)\n"
+"      --blocking        EAGAIN retries per logical operation (a run of EAGAIN\n"
+"                        on one thread, syscall and descriptor), time from the\n"
+"                        first EAGAIN to success, per descriptor kind and\n"
+"                        syscall (per syscall for events without descriptors);\n"
+"                        event records; --format=json for scripts\n"
 "      --html=FILE       one self-contained HTML report with SVG charts\n"
 "      --strict          missing records (sequence gaps) or drops are an\n"
 "                        error (exit 3)\n"
@@ -411,18 +423,14 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			break;
 		case 'b':
 			if ((v = pick(optarg, bys, 5)) < 0) {
-				usage_error("unknown --by '%s' (syscall, process, thread, errno)", optarg);
-				return EXIT_USAGE;
-			}
-			if (v == 4) {
-				usage_error("%s", "--by=kind: the records do not say which kind of "
-					    "descriptor each call used (only the descriptors open at "
-					    "exit, by kind, in the footer)");
+				usage_error("unknown --by '%s' (syscall, process, thread, errno, kind)", optarg);
 				return EXIT_USAGE;
 			}
 			cli->by_errno = v == 3;
 			if (v < 3)
 				cli->opts.by = (enum kp_by)v;
+			if (v == 4)
+				cli->opts.by = KP_BY_KIND;
 			break;
 		case 's':
 			if ((v = pick(optarg, sorts, 6)) < 0) {
@@ -583,12 +591,19 @@ static int print_views(struct cli *cli, struct kp_model *m, bool damaged)
 		printed = true;
 	}
 	if (!err && cli->blocking) {
-		err = kp_report_blocking(stdout, m);
+		err = kp_report_blocking(stdout, m, &cli->opts);
 		printed = true;
 	}
 	if (!err && cli->by_errno) {
 		err = kp_report_errno_table(stdout, m, &cli->opts);
 		printed = true;
+	}
+	if (!err && !printed && cli->opts.by == KP_BY_KIND && !kp_model_has_kinds(m)) {
+		fprintf(stderr, "kanalyze: --by=kind: these traces do not record the kind of "
+			"descriptor each call used (no `kinds` counters: an older "
+			"libkprof.so or kbpf-trace wrote them); the descriptors open at "
+			"exit are in the footer\n");
+		return EXIT_USAGE;
 	}
 	if (!err && !printed) {
 		switch (cli->opts.format) {

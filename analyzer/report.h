@@ -14,7 +14,7 @@
 
 enum kp_format { KP_FORMAT_TABLE, KP_FORMAT_JSON, KP_FORMAT_CSV,
 		 KP_FORMAT_MARKDOWN };
-enum kp_by { KP_BY_SYSCALL, KP_BY_PROCESS, KP_BY_THREAD };
+enum kp_by { KP_BY_SYSCALL, KP_BY_PROCESS, KP_BY_THREAD, KP_BY_KIND };
 
 struct kp_report_opts {
 	enum kp_format format;
@@ -54,5 +54,16 @@ void kp_report_errnos(char *buf, size_t size, const struct kp_row *r);
 void kp_model_pending(const struct kp_model *m, uint64_t *readers,
 		      uint64_t *writers, uint64_t fds[KP_FD_KINDS],
 		      size_t *exited);
+
+/* kinds.c: --by=kind sections, the four kinds (enum kp_fd_kind) first. */
+enum { KP_KIND_NONE_SECTION = KP_FD_KINDS, KP_KIND_UNKNOWN_SECTION,
+       KP_KIND_SECTIONS };
+/* "file", "pipe", "socket", "other", "none", "unknown" */
+const char *kp_kind_section_name(int section);
+/* Whether any syscalls entry carries `kinds`. */
+bool kp_model_has_kinds(const struct kp_model *m);
+/* The profile of the calls in one section, sorted as o asks. */
+int kp_kind_profile(struct kp_profile *p, const struct kp_model *m,
+		    int section, const struct kp_report_opts *o);
 
 #endif

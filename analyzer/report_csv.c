@@ -1,7 +1,8 @@
 /*
  * CSV output (RFC 4180): one header line, one line per syscall row, times
- * in integer nanoseconds. --by=process and --by=thread prefix each line
- * with the columns that say whose row it is. No TOTAL line: a sum over
+ * in integer nanoseconds. --by=process, --by=thread and --by=kind prefix
+ * each line with the columns that say whose row it is; values a --by=kind
+ * row does not have (min, max, percentiles, errno) are empty. No TOTAL line: a sum over
  * the column is the total.
  */
 #include <inttypes.h>
@@ -27,6 +28,48 @@ static void csv_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* name..errno of one row; unknown values (--by=kind) are empty. */
+static void print_row(FILE *out, const struct kp_row *r)
+{
+	if (r->no_latency) {
+		fprintf(out, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",,,%" PRIu64 ",%" PRIu64 ",,,,\n",
+			r->name, r->nr, r->count, r->time_ns,
+			r->count ? r->time_ns / r->count : 0, r->retries, r->errors);
+		return;
+	}
+	fprintf(out, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		",%" PRIu64 ",%" PRIu64 ",",
+		r->name, r->nr, r->count, r->time_ns,
+		r->count ? r->time_ns / r->count : 0, r->min_ns, r->max_ns,
+		r->retries, r->errors, r->p50_ns, r->p90_ns, r->p99_ns);
+	for (size_t k = 0; k < r->n_errnos; k++) {
+		char buf[32];
+		fprintf(out, "%s%s=%" PRIu64, k ? " " : "",
+			kp_errno_name(r->errnos[k].key, buf, sizeof(buf)),
+			r->errnos[k].value);
+	}
+	fputc('\n', out);
+}
+
+static int print_kind_rows(FILE *out, const struct kp_model *m,
+			   const struct kp_report_opts *o)
+{
+	for (int k = 0; k < KP_KIND_SECTIONS; k++) {
+		struct kp_profile p;
+		int err = kp_kind_profile(&p, m, k, o);
+		if (err)
+			return err;
+		for (size_t i = 0; i < kp_report_rows(&p, o); i++) {
+			fprintf(out, "%s,", kp_kind_section_name(k));
+			print_row(out, &p.rows[i]);
+		}
+		kp_profile_free(&p);
+	}
+	return 0;
+}
+
 static int print_rows(FILE *out, const struct kp_model *m,
 		      const struct kp_stream *s, const struct kp_thread *t,
 		      const struct kp_report_opts *o)
@@ -45,19 +88,7 @@ static int print_rows(FILE *out, const struct kp_model *m,
 			csv_string(out, s->exe);
 			fputc(',', out);
 		}
-		fprintf(out, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 ",",
-			r->name, r->nr, r->count, r->time_ns,
-			r->count ? r->time_ns / r->count : 0, r->min_ns, r->max_ns,
-			r->retries, r->errors, r->p50_ns, r->p90_ns, r->p99_ns);
-		for (size_t k = 0; k < r->n_errnos; k++) {
-			char buf[32];
-			fprintf(out, "%s%s=%" PRIu64, k ? " " : "",
-				kp_errno_name(r->errnos[k].key, buf, sizeof(buf)),
-				r->errnos[k].value);
-		}
-		fputc('\n', out);
+		print_row(out, r);
 	}
 	kp_profile_free(&p);
 	return 0;
@@ -72,10 +103,14 @@ int kp_report_csv(FILE *out, const struct kp_model *m,
 		fputs("pid,stream,exe,", out);
 	else if (o->by == KP_BY_THREAD)
 		fputs("pid,stream,thread,tid,", out);
+	else if (o->by == KP_BY_KIND)
+		fputs("kind,", out);
 	fputs("name,nr,count,time_ns,avg_ns,min_ns,max_ns,retries,errors,"
 	      "p50_ns,p90_ns,p99_ns,errno\n", out);
 	if (o->by == KP_BY_SYSCALL)
 		return print_rows(out, m, NULL, NULL, o);
+	if (o->by == KP_BY_KIND)
+		return print_kind_rows(out, m, o);
 	for (size_t i = 0; !err && i < m->n_streams; i++) {
 		const struct kp_stream *s = &m->streams[i];
 		if (o->by == KP_BY_PROCESS)

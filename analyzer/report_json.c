@@ -74,13 +74,19 @@ static json_t *row_json(const struct kp_row *r, bool total, int *err)
 	set(o, "count", jint(r->count), err);
 	set(o, "time_ns", jint(r->time_ns), err);
 	set(o, "avg_ns", jint(r->count ? r->time_ns / r->count : 0), err);
-	set(o, "min_ns", jint(r->min_ns), err);
-	set(o, "max_ns", jint(r->max_ns), err);
+	/* null: not known for every call of the row (--by=kind) */
+	bool nl = r->no_latency;
+	set(o, "min_ns", nl ? json_null() : jint(r->min_ns), err);
+	set(o, "max_ns", nl ? json_null() : jint(r->max_ns), err);
 	set(o, "retries", jint(r->retries), err);
 	set(o, "errors", jint(r->errors), err);
-	set(o, "p50_ns", jint(r->p50_ns), err);
-	set(o, "p90_ns", jint(r->p90_ns), err);
-	set(o, "p99_ns", jint(r->p99_ns), err);
+	set(o, "p50_ns", nl ? json_null() : jint(r->p50_ns), err);
+	set(o, "p90_ns", nl ? json_null() : jint(r->p90_ns), err);
+	set(o, "p99_ns", nl ? json_null() : jint(r->p99_ns), err);
+	if (nl) {
+		set(o, "errno", json_null(), err);
+		return o;
+	}
 	json_t *errnos = json_object();
 	for (size_t i = 0; errnos && i < r->n_errnos; i++) {
 		char buf[32];
@@ -112,6 +118,33 @@ static int add_profile(json_t *obj, const struct kp_model *m,
 	set(obj, "syscalls", rows, &err);
 	kp_profile_free(&p);
 	return err;
+}
+
+/* --by=kind: {"file": {"total", "syscalls"}, ..., "none", "unknown"}. */
+static json_t *kinds_json(const struct kp_model *m, const struct kp_report_opts *o,
+			  int *err)
+{
+	json_t *all = json_object();
+	for (int k = 0; all && !*err && k < KP_KIND_SECTIONS; k++) {
+		struct kp_profile p;
+		json_t *section = json_object(), *rows = json_array();
+		if ((*err = kp_kind_profile(&p, m, k, o))) {
+			json_decref(section);
+			json_decref(rows);
+			break;
+		}
+		for (size_t i = 0; rows && i < kp_report_rows(&p, o); i++)
+			append(rows, row_json(&p.rows[i], false, err), err);
+		if (section) {
+			set(section, "total", row_json(&p.total, true, err), err);
+			set(section, "syscalls", rows, err);
+		} else {
+			json_decref(rows);
+		}
+		set(all, kp_kind_section_name(k), section, err);
+		kp_profile_free(&p);
+	}
+	return all;
 }
 
 /* Holes in the stream's record numbers: {"count": N, "seq": [[a, b], ...]}. */
@@ -214,6 +247,8 @@ int kp_report_json(FILE *out, const struct kp_model *m,
 	set(root, "coverage", jstr(kp_model_coverage(m)), &err);
 	if (!err)
 		err = add_profile(root, m, NULL, NULL, o);
+	if (!err && o->by == KP_BY_KIND)
+		set(root, "kind_profiles", kinds_json(m, o, &err), &err);
 	json_t *procs = json_array();
 	for (size_t i = 0; procs && !err && i < m->n_streams; i++)
 		append(procs, stream_json(m, &m->streams[i], o, &err), &err);

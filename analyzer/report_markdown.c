@@ -39,12 +39,17 @@ static void md_row(FILE *out, const struct kp_row *r, bool total,
 		kp_report_errnos(buf, sizeof(buf), r);
 		fprintf(out, "| %s%" PRIu64 "%s | %s ", b, r->errors, b, buf);
 	}
-	if (o->percentiles)
+	if (o->percentiles && r->no_latency)
+		fputs("| - | - | - | - ", out);
+	else if (o->percentiles)
 		fprintf(out, "| %.2f | %.2f | %.2f | %.2f ",
 			(double)r->p50_ns / 1e3, (double)r->p90_ns / 1e3,
 			(double)r->p99_ns / 1e3, (double)r->max_ns / 1e3);
 	fputs("|\n", out);
 }
+
+static void md_table(FILE *out, const struct kp_profile *p,
+		     const struct kp_report_opts *o);
 
 static int md_profile(FILE *out, const struct kp_model *m,
 		      const struct kp_stream *s, const struct kp_thread *t,
@@ -54,6 +59,37 @@ static int md_profile(FILE *out, const struct kp_model *m,
 	int err = kp_report_profile(&p, m, s, t, o);
 	if (err)
 		return err;
+	md_table(out, &p, o);
+	kp_profile_free(&p);
+	return 0;
+}
+
+static int md_kinds(FILE *out, const struct kp_model *m,
+		    const struct kp_report_opts *o)
+{
+	for (int k = 0; k < KP_KIND_SECTIONS; k++) {
+		struct kp_profile p;
+		int err = kp_kind_profile(&p, m, k, o);
+		if (err)
+			return err;
+		if (p.total.count) {
+			if (k == KP_KIND_NONE_SECTION)
+				fputs("### No descriptor argument\n\n", out);
+			else if (k == KP_KIND_UNKNOWN_SECTION)
+				fputs("### Descriptor kind not recorded\n\n", out);
+			else
+				fprintf(out, "### Descriptor kind: %s\n\n",
+					kp_kind_section_name(k));
+			md_table(out, &p, o);
+		}
+		kp_profile_free(&p);
+	}
+	return 0;
+}
+
+static void md_table(FILE *out, const struct kp_profile *p,
+		     const struct kp_report_opts *o)
+{
 	fputs("| Syscall | Count | Time (ms) | Avg (ms) | Retries ", out);
 	if (o->errors)
 		fputs("| Errors | Errno ", out);
@@ -65,15 +101,13 @@ static int md_profile(FILE *out, const struct kp_model *m,
 	if (o->percentiles)
 		fputs("|--:|--:|--:|--:", out);
 	fputs("|\n", out);
-	size_t n = kp_report_rows(&p, o);
+	size_t n = kp_report_rows(p, o);
 	for (size_t i = 0; i < n; i++)
-		md_row(out, &p.rows[i], false, o);
-	md_row(out, &p.total, true, o);
-	if (n < p.n_rows)
-		fprintf(out, "\n%zu more syscalls not shown.\n", p.n_rows - n);
+		md_row(out, &p->rows[i], false, o);
+	md_row(out, &p->total, true, o);
+	if (n < p->n_rows)
+		fprintf(out, "\n%zu more syscalls not shown.\n", p->n_rows - n);
 	fputc('\n', out);
-	kp_profile_free(&p);
-	return 0;
 }
 
 int kp_report_markdown(FILE *out, const struct kp_model *m,
@@ -84,7 +118,10 @@ int kp_report_markdown(FILE *out, const struct kp_model *m,
 	fputs("## Syscall profile\n\n", out);
 	if (o->by == KP_BY_SYSCALL)
 		err = md_profile(out, m, NULL, NULL, o);
-	for (size_t i = 0; !err && o->by != KP_BY_SYSCALL && i < m->n_streams; i++) {
+	if (o->by == KP_BY_KIND)
+		err = md_kinds(out, m, o);
+	for (size_t i = 0; !err && (o->by == KP_BY_PROCESS || o->by == KP_BY_THREAD) &&
+			   i < m->n_streams; i++) {
 		const struct kp_stream *s = &m->streams[i];
 		char label[512];
 		for (size_t t = 0; !err && t < (o->by == KP_BY_THREAD ? s->n_threads : 1); t++) {

@@ -66,7 +66,9 @@ static void fill(struct line *l, const struct kp_row *r, bool total,
 			in_hist += r->hist.bucket[b];
 		const uint64_t v[4] = { r->p50_ns, r->p90_ns, r->p99_ns, r->max_ns };
 		for (int k = 0; k < 4; k++) {
-			if (in_hist || k == 3)
+			if (r->no_latency)
+				snprintf(l->cell[c++], CELL, "-");
+			else if (in_hist || k == 3)
 				snprintf(l->cell[c++], CELL, "%.2f", (double)v[k] / 1e3);
 			else
 				snprintf(l->cell[c++], CELL, "-");
@@ -174,6 +176,41 @@ static int print_section(FILE *out, const struct kp_model *m,
 	return err;
 }
 
+static const char *kind_label(int section)
+{
+	switch (section) {
+	case KP_KIND_NONE_SECTION: return "no descriptor argument";
+	case KP_KIND_UNKNOWN_SECTION: return "descriptor kind not recorded";
+	default: return NULL;
+	}
+}
+
+/* --by=kind: one table per section that has calls. */
+static int print_kinds(FILE *out, const struct kp_model *m,
+		       const struct kp_report_opts *o)
+{
+	for (int k = 0; k < KP_KIND_SECTIONS; k++) {
+		struct kp_profile p;
+		int err = kp_kind_profile(&p, m, k, o);
+		if (err)
+			return err;
+		if (p.total.count) {
+			const char *label = kind_label(k);
+			if (label)
+				fprintf(out, "--- %s ---\n", label);
+			else
+				fprintf(out, "--- descriptor kind: %s ---\n",
+					kp_kind_section_name(k));
+			err = print_profile(out, &p, o);
+			fputc('\n', out);
+		}
+		kp_profile_free(&p);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int kp_report_table(FILE *out, const struct kp_model *m,
 		    const struct kp_report_opts *o)
 {
@@ -188,7 +225,10 @@ int kp_report_table(FILE *out, const struct kp_model *m,
 		err = print_profile(out, &p, o);
 		kp_profile_free(&p);
 	}
-	for (size_t i = 0; !err && o->by != KP_BY_SYSCALL && i < m->n_streams; i++) {
+	if (o->by == KP_BY_KIND)
+		err = print_kinds(out, m, o);
+	for (size_t i = 0; !err && (o->by == KP_BY_PROCESS || o->by == KP_BY_THREAD) &&
+			   i < m->n_streams; i++) {
 		const struct kp_stream *s = &m->streams[i];
 		if (o->by == KP_BY_PROCESS) {
 			err = print_section(out, m, s, NULL, o);

@@ -81,8 +81,10 @@ int kp_assert_check(const struct kp_model *m, const char *expr, char *why,
 /* gaps.c: missing records by sequence number (and drops). */
 uint64_t kp_report_gaps(FILE *out, const struct kp_model *m);
 
-/* blocking.c: EAGAIN retries per logical operation, from events. */
-int kp_report_blocking(FILE *out, const struct kp_model *m);
+/* blocking.c: EAGAIN retries per logical operation, from events; per
+ * descriptor kind when the events carry it. Table, or JSON with o. */
+int kp_report_blocking(FILE *out, const struct kp_model *m,
+		       const struct kp_report_opts *o);
 
 /* by errno: one table of failed calls by errno and syscall. */
 int kp_report_errno_table(FILE *out, const struct kp_model *m,
