@@ -424,7 +424,7 @@ void kp_call_end_untimed(struct kp_call *c, bool failed, int err)
 {
 	kp_call_abandon(c);
 	if (c->nr < KP_SYSCALL_MAX)
-		kp_account_untimed(c->nr, failed, err, true);
+		kp_account_untimed_kind(c->nr, c->fd_kind, failed, err, true);
 }
 
 uint64_t kp_mono_to_ticks(uint64_t mono_ns)

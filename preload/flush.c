@@ -114,6 +114,7 @@ static void put_slot(struct kp_writer *w, const struct kp_slot *s, uint64_t coun
 	r.site_addr = site_addr;
 	r.site_count = site_count;
 	r.site_time_ns = site_time;
+	r.kinds = s->kinds; /* left out when no call had a descriptor */
 	uint32_t values[KP_ERRNO_PAIRS + 1];
 	memcpy(values, s->errno_value, sizeof(s->errno_value));
 	values[KP_ERRNO_PAIRS] = 0; /* errno 0: failures beyond the tracked errnos */
@@ -180,7 +181,11 @@ static void write_events(struct kp_writer *w, struct kp_thread *t)
 	kp_rec_events_begin(w, &c, t->tid ? t->tid : kp_proc.pid, (unsigned)(head - tail));
 	for (uint64_t i = tail; i < head; i++) {
 		const struct kp_event *e = &r->ev[i % KP_RING_EVENTS];
-		kp_rec_event(w, e->start_ns, e->duration_ns, e->nr, e->ret);
+		if (e->kind)
+			kp_rec_event_fd(w, e->start_ns, e->duration_ns, e->nr, e->ret,
+					e->fd, e->kind);
+		else
+			kp_rec_event(w, e->start_ns, e->duration_ns, e->nr, e->ret);
 	}
 	__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
 }
@@ -228,44 +233,24 @@ static bool is_write_nr(unsigned nr)
 	       nr == SYS_pwritev || nr == SYS_pwritev2;
 }
 
-/* Descriptors open at exit, by kind, from /proc/self/fd (ours excluded). */
+static void count_fd(void *ctx, int fd, unsigned kind)
+{
+	struct kp_rec_exit *e = ctx;
+	if (kp_output_is_ours(fd))
+		return;
+	switch (kind) {
+	case KP_KIND_FILE: e->fds_file++; break;
+	case KP_KIND_PIPE: e->fds_pipe++; break;
+	case KP_KIND_SOCKET: e->fds_socket++; break;
+	default: e->fds_other++; break;
+	}
+}
+
+/* Descriptors open at exit, by kind (fd_kinds.c: the inode's file type;
+ * ours excluded). */
 static void count_fds(struct kp_rec_exit *e)
 {
-	long dfd = kp_raw(SYS_openat, AT_FDCWD, "/proc/self/fd",
-			  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return;
-	char buf[4096];
-	for (;;) {
-		long n = kp_raw(SYS_getdents64, dfd, buf, sizeof(buf));
-		if (n <= 0)
-			break;
-		for (long off = 0; off < n;) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			off += d->d_reclen;
-			if (d->d_name[0] < '0' || d->d_name[0] > '9')
-				continue;
-			long fd = 0;
-			for (const char *p = d->d_name; *p; p++)
-				fd = fd * 10 + (*p - '0');
-			if (fd == dfd || kp_output_is_ours((int)fd))
-				continue;
-			char link[256];
-			long len = kp_raw(SYS_readlinkat, dfd, d->d_name, link, sizeof(link) - 1);
-			if (len < 0)
-				continue;
-			link[len] = 0;
-			if (strncmp(link, "pipe:[", 6) == 0)
-				e->fds_pipe++;
-			else if (strncmp(link, "socket:[", 8) == 0)
-				e->fds_socket++;
-			else if (link[0] == '/')
-				e->fds_file++;
-			else
-				e->fds_other++;
-		}
-	}
-	kp_raw(SYS_close, dfd);
+	kp_fd_scan(count_fd, e);
 }
 
 static void write_exit(struct kp_writer *w, int64_t status)

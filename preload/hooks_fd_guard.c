@@ -22,6 +22,13 @@ static void need_real(void **p)
 		kp_ensure_init();
 }
 
+/* After a counted call that returned r (-1 and errno e on failure). */
+static void noted(unsigned nr, long a0, long a1, long a2, int r, int e)
+{
+	const long args[6] = { a0, a1, a2, 0, 0, 0 };
+	kp_fd_kinds_note(nr, args, r == -1 ? -(long)e : r);
+}
+
 /* Calls real close_range and accounts it; -1/errno like the function. */
 static int close_range_counted(unsigned first, unsigned last, int flags)
 {
@@ -39,6 +46,7 @@ static int close_range_counted(unsigned first, unsigned last, int flags)
 	int r = kp_real.close_range(first, last, flags);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	noted(SYS_close_range, first, last, flags, r, e);
 	errno = e;
 	return r;
 }
@@ -63,6 +71,7 @@ KP_EXPORT int close(int fd)
 	int r = kp_real.close(fd);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	noted(SYS_close, fd, 0, 0, r, e);
 	errno = e;
 	return r;
 }
@@ -97,8 +106,10 @@ static int close_range_around(unsigned first, unsigned last, int flags, unsigned
 		r = -1;
 		e = errno;
 	}
-	if (counted)
+	if (counted) {
 		kp_call_end(&c, r == -1, e, r == -1 ? -e : 0);
+		noted(SYS_close_range, first, last, flags, r, e);
+	}
 	errno = r ? e : errno;
 	return r;
 }
@@ -140,6 +151,7 @@ KP_EXPORT void closefrom(int lowfd)
 	int e = errno;
 	kp_real.closefrom(lowfd);
 	kp_call_end(&c, false, 0, 0);
+	noted(SYS_close_range, lowfd, ~0U, 0, 0, 0);
 	errno = e;
 }
 
@@ -169,6 +181,7 @@ KP_EXPORT int dup2(int oldfd, int newfd)
 	int r = kp_real.dup2(oldfd, newfd);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	noted(SYS_dup2, oldfd, newfd, 0, r, e);
 	errno = e;
 	return r;
 }
@@ -192,6 +205,7 @@ KP_EXPORT int dup3(int oldfd, int newfd, int flags)
 	int r = kp_real.dup3(oldfd, newfd, flags);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	noted(SYS_dup3, oldfd, newfd, flags, r, e);
 	errno = e;
 	return r;
 }

@@ -1,7 +1,8 @@
 /*
  * The generic hooks, generated from hooks.def: time the real call, account
- * it under the syscall the kernel receives, hand errno and the result back
- * unchanged.
+ * it under the syscall the kernel receives, note the descriptors it made
+ * (fd_kinds.c; the arguments of the lines that reach such a syscall are
+ * the syscall's own), hand errno and the result back unchanged.
  */
 #include <sched.h>
 #include <sys/file.h>
@@ -51,6 +52,8 @@
 		return (rtype)KP_FAIL_VALUE_##kind;                            \
 	} while (0)
 #define KP_UNPAREN(...) __VA_ARGS__
+/* The arguments as six longs (KP_RAW_A after expanding KP_UNPAREN). */
+#define KP_ARGS6(...) KP_RAW_A(__VA_ARGS__)
 
 #define KP_HOOK(rtype, name, nr, params, args, kind, raw)                      \
 	KP_EXPORT rtype name params                                            \
@@ -68,8 +71,12 @@
 		int kp_e_ = errno;                                             \
 		bool kp_failed_ = KP_FAILED_##kind(kp_r_);                     \
 		int kp_err_ = kp_failed_ ? KP_ERR_##kind(kp_r_, kp_e_) : 0;    \
-		kp_call_end(&kp_c_, kp_failed_, kp_err_,                           \
-			    kp_failed_ ? -(int64_t)kp_err_ : KP_KRET_##kind(kp_r_)); \
+		int64_t kp_k_ = kp_failed_ ? -(int64_t)kp_err_ : KP_KRET_##kind(kp_r_); \
+		kp_call_end(&kp_c_, kp_failed_, kp_err_, kp_k_);               \
+		if (kp_fd_kinds_touches(nr)) {                                 \
+			long kp_a_[6] = { KP_ARGS6(KP_UNPAREN args) };         \
+			kp_fd_kinds_note(nr, kp_a_, (long)kp_k_);              \
+		}                                                              \
 		errno = kp_e_;                                                 \
 		return kp_r_;                                                  \
 	}

@@ -21,6 +21,15 @@ static long finish_int(struct kp_call *c, long r)
 	return r;
 }
 
+/* After a counted call that returned r (-1 and errno on failure): the
+ * descriptors it made, in the syscall's own arguments (fd_kinds.c). */
+static long noted(unsigned nr, long a0, long a1, long a2, long a3, long a4, long r)
+{
+	const long args[6] = { a0, a1, a2, a3, a4, 0 };
+	kp_fd_kinds_note(nr, args, r == -1 ? -(long)errno : r);
+	return r;
+}
+
 static long raw_result(long r)
 {
 	if (r < 0 && r > -4096) {
@@ -55,7 +64,9 @@ static bool needs_mode(int flags)
 		if (!kp_call_begin(&c, SYS_openat, (long)(uintptr_t)path))     \
 			return kp_real.name(KP_DIRFD_##name path, flags, mode); \
 		KP_SITE(c);                                                    \
-		return (int)finish_int(&c, kp_real.name(KP_DIRFD_##name path, flags, mode)); \
+		return (int)noted(SYS_openat, dirfd_arg, (long)(uintptr_t)path, flags, \
+				  mode, 0,                                     \
+				  finish_int(&c, kp_real.name(KP_DIRFD_##name path, flags, mode))); \
 	}
 #define KP_DIRFD_open
 #define KP_DIRFD_open64
@@ -82,7 +93,8 @@ OPEN_HOOK(openat64, int dirfd KP_COMMA, dirfd)
 		if (!kp_call_begin(&c, SYS_fcntl, fd))                         \
 			return kp_real.name(fd, cmd, arg);                     \
 		KP_SITE(c);                                                    \
-		return (int)finish_int(&c, kp_real.name(fd, cmd, arg));        \
+		return (int)noted(SYS_fcntl, fd, cmd, (long)(uintptr_t)arg, 0, 0, \
+				  finish_int(&c, kp_real.name(fd, cmd, arg))); \
 	}
 FCNTL_HOOK(fcntl)
 FCNTL_HOOK(fcntl64)
@@ -227,6 +239,10 @@ KP_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	if (r > 0 && !(flags & CLONE_THREAD))
 		kp_note_fork(r, "clone");
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	/* the syscall's arguments: flags, stack, parent_tid (a pidfd) ... */
+	errno = e;
+	noted(SYS_clone, flags, (long)(uintptr_t)stack, (long)(uintptr_t)ptid,
+	      (long)(uintptr_t)ctid, (long)(uintptr_t)tls, r);
 	errno = e;
 	return r;
 }
@@ -292,5 +308,12 @@ KP_EXPORT long syscall(long nr, ...)
 	if (r > 0 && (nr == SYS_fork || nr == SYS_vfork || nr == SYS_clone3 ||
 		      (nr == SYS_clone && !(a1 & CLONE_THREAD))))
 		kp_note_fork((pid_t)r, "clone");
-	return finish_int(&c, r);
+	r = finish_int(&c, r);
+	if ((unsigned long)nr < KP_SYSCALL_MAX) {
+		int e = errno;
+		const long args[6] = { a1, a2, a3, a4, a5, a6 };
+		kp_fd_kinds_note((unsigned)nr, args, r == -1 ? -(long)e : r);
+		errno = e;
+	}
+	return r;
 }

@@ -336,6 +336,8 @@ static int setup(void)
 	err = pthread_atfork(NULL, NULL, kp_after_fork_child);
 	if (err)
 		return -err;
+	/* the descriptors open now, before the trace's own */
+	kp_fd_kinds_init();
 	set_deadline();
 	/*
 	 * Open the trace now, before main: a program that lowers

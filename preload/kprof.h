@@ -33,6 +33,7 @@
 
 #include "histogram.h"
 #include "syscalls.h"
+#include "fd_kinds.h"
 
 #define KP_EXPORT __attribute__((visibility("default")))
 #define KP_COMMA ,
@@ -228,14 +229,19 @@ struct kp_slot {
 	uint64_t site_addr[KP_SITES];
 	uint64_t site_count[KP_SITES + 1]; /* last: other sites, unknown site */
 	uint64_t site_time_ns[KP_SITES + 1];
+	/* calls on a descriptor by its kind (KP_KIND_FILE - 1, ...):
+	 * count, time_ns, retries, errors (record_writer.h) */
+	uint64_t kinds[KP_KINDS][KP_KIND_COUNTERS];
 };
 
 struct kp_event {
 	uint64_t start_ns;
 	uint64_t duration_ns;
 	int64_t ret;
-	uint32_t nr;
-	uint32_t pad;
+	uint16_t nr;
+	uint8_t kind; /* KP_KIND_*, KP_KIND_NONE: no descriptor argument */
+	uint8_t spare;
+	int32_t fd;
 };
 
 /* Single producer (the owner thread), consumers serialized by the flush lock. */
@@ -289,7 +295,27 @@ struct kp_call {
 	long prev_fd;
 	uint64_t site; /* return address of the hooked function, 0: unknown */
 	unsigned clock; /* KP_CLOCK_* that t0 was read on */
+	unsigned fd_kind; /* KP_KIND_* of the descriptor argument, or NONE */
+	long fd;	  /* the descriptor argument (arg0) */
 };
+
+/*
+ * The descriptor and its kind, before the call is timed: a descriptor the
+ * table does not know costs one fstat here, once (fd_kinds.h).
+ */
+static inline void kp_call_fd(struct kp_call *c, unsigned nr, long arg0)
+{
+	c->fd = arg0;
+	c->fd_kind = kp_fd_kind_at_call(nr, arg0);
+}
+
+static inline void kp_kind_add(uint64_t *k, uint64_t ns, bool failed, int err)
+{
+	k[KP_KIND_COUNT]++;
+	k[KP_KIND_TIME_NS] += ns;
+	if (unlikely(failed))
+		k[err == EAGAIN || err == EWOULDBLOCK ? KP_KIND_RETRIES : KP_KIND_ERRORS]++;
+}
 
 /* The call's start: the kind of clock first, then a tick of that kind. */
 static inline void kp_call_stamp(struct kp_call *c)
@@ -326,11 +352,14 @@ static inline void kp_site_add(struct kp_slot *s, uint64_t pc, uint64_t ns)
  */
 bool kp_call_begin_slow(struct kp_call *c, unsigned nr, long arg0);
 void kp_account_global(unsigned nr, uint64_t ns, bool failed, int err);
+/* kp_account_global of a call, with its descriptor kind. */
+void kp_account_global_call(const struct kp_call *c, uint64_t ns, bool failed,
+			    int err);
 void kp_account_slot(struct kp_thread *t, struct kp_slot *s, uint64_t ns,
 		     bool failed, int err);
 struct kp_slot *kp_slot_new(struct kp_thread *t, unsigned nr);
 void kp_event_add(struct kp_thread *t, unsigned nr, uint64_t start_ns, uint64_t ns,
-		  int64_t ret);
+		  int64_t ret, long fd, unsigned kind);
 void kp_flush_periodic(void);
 extern bool kp_events_enabled;
 
@@ -346,6 +375,7 @@ static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0)
 	c->prev_fd = t->cur_fd;
 	t->cur_fd = arg0;
 	t->cur_nr = nr + 1;
+	kp_call_fd(c, nr, arg0);
 	kp_call_stamp(c);
 	return true;
 }
@@ -369,13 +399,13 @@ static inline void kp_call_end(struct kp_call *c, bool failed, int err,
 	}
 	if (unlikely(!t || c->nr >= KP_SYSCALL_MAX)) {
 		if (c->nr < KP_SYSCALL_MAX)
-			kp_account_global(c->nr, ns, failed, err);
+			kp_account_global_call(c, ns, failed, err);
 		return;
 	}
 	t->cur_nr = c->prev_nr;
 	t->cur_fd = c->prev_fd;
 	if (unlikely(t->busy)) {
-		kp_account_global(c->nr, ns, failed, err);
+		kp_account_global_call(c, ns, failed, err);
 		return;
 	}
 	t->busy = 1;
@@ -391,15 +421,18 @@ static inline void kp_call_end(struct kp_call *c, bool failed, int err,
 			s->max_ns = ns;
 		s->hist[kp_hist_bucket(ns)]++;
 		kp_site_add(s, c->site, ns);
+		if (c->fd_kind)
+			kp_kind_add(s->kinds[c->fd_kind - 1], ns, failed, err);
 		if (unlikely(failed))
 			kp_account_slot(t, s, ns, failed, err);
 	}
 	if (unlikely(t->ring))
-		kp_event_add(t, c->nr, kp_ticks_to_mono(c->clock, c->t0), ns, ret);
+		kp_event_add(t, c->nr, kp_ticks_to_mono(c->clock, c->t0), ns, ret,
+			     c->fd, c->fd_kind);
 	kp_barrier();
 	t->busy = 0;
 	if (unlikely(!s))
-		kp_account_global(c->nr, ns, failed, err);
+		kp_account_global_call(c, ns, failed, err);
 	if (unlikely(t1 >= kp_deadline))
 		kp_flush_periodic();
 }
@@ -419,6 +452,9 @@ static inline void kp_call_abandon(struct kp_call *c)
  * was counted before it was made.
  */
 void kp_account_untimed(unsigned nr, bool failed, int err, bool count_it);
+/* The same for a call whose descriptor kind is known (KP_KIND_NONE: none). */
+void kp_account_untimed_kind(unsigned nr, unsigned fd_kind, bool failed, int err,
+			     bool count_it);
 
 /* ---- process state, init (init.c) ---- */
 

@@ -162,6 +162,7 @@ bool kp_call_begin_slow(struct kp_call *c, unsigned nr, long arg0)
 		/* counted in the process-wide table */
 		c->t = NULL;
 		c->nr = nr;
+		kp_call_fd(c, nr, arg0);
 		kp_call_stamp(c);
 		return true;
 	}
@@ -171,6 +172,7 @@ bool kp_call_begin_slow(struct kp_call *c, unsigned nr, long arg0)
 	c->prev_fd = t->cur_fd;
 	t->cur_fd = arg0;
 	t->cur_nr = nr + 1;
+	kp_call_fd(c, nr, arg0);
 	kp_call_stamp(c);
 	return true;
 }
@@ -270,7 +272,35 @@ void kp_account_global(unsigned nr, uint64_t ns, bool failed, int err)
 	__atomic_fetch_add(&s->count, 1, __ATOMIC_RELEASE);
 }
 
+static void kind_global(unsigned nr, unsigned fd_kind, uint64_t ns, bool failed,
+			int err)
+{
+	uint64_t *k = kp_global_slots[nr].kinds[fd_kind - 1];
+	__atomic_fetch_add(&k[KP_KIND_COUNT], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&k[KP_KIND_TIME_NS], ns, __ATOMIC_RELAXED);
+	if (failed)
+		__atomic_fetch_add(&k[is_retry(err) ? KP_KIND_RETRIES : KP_KIND_ERRORS], 1,
+				   __ATOMIC_RELAXED);
+}
+
+void kp_account_global_call(const struct kp_call *c, uint64_t ns, bool failed,
+			    int err)
+{
+	if (c->nr >= KP_SYSCALL_MAX)
+		return;
+	/* before the count: the flusher skips a slot whose count is still 0 */
+	if (c->fd_kind)
+		kind_global(c->nr, c->fd_kind, ns, failed, err);
+	kp_account_global(c->nr, ns, failed, err);
+}
+
 void kp_account_untimed(unsigned nr, bool failed, int err, bool count_it)
+{
+	kp_account_untimed_kind(nr, KP_KIND_NONE, failed, err, count_it);
+}
+
+void kp_account_untimed_kind(unsigned nr, unsigned fd_kind, bool failed, int err,
+			     bool count_it)
 {
 	struct kp_thread *t = kp_self;
 	if (!t && kp_state == KP_ACTIVE &&
@@ -280,6 +310,8 @@ void kp_account_untimed(unsigned nr, bool failed, int err, bool count_it)
 		return;
 	if (!t || t->busy) {
 		if (count_it) {
+			if (fd_kind)
+				kind_global(nr, fd_kind, 0, failed, err);
 			kp_account_global(nr, 0, failed, err);
 		} else if (failed) {
 			struct kp_slot *g = &kp_global_slots[nr];
@@ -296,18 +328,23 @@ void kp_account_untimed(unsigned nr, bool failed, int err, bool count_it)
 			s->count++;
 			s->min_ns = 0;
 			s->hist[0]++;
+			if (fd_kind)
+				kp_kind_add(s->kinds[fd_kind - 1], 0, failed, err);
 		}
 		kp_account_slot(t, s, 0, failed, err);
 	}
 	kp_barrier();
 	t->busy = 0;
-	if (!s && count_it)
+	if (!s && count_it) {
+		if (fd_kind)
+			kind_global(nr, fd_kind, 0, failed, err);
 		kp_account_global(nr, 0, failed, err);
+	}
 }
 
 /* Records one call in the thread's event ring; full ring: flush it or drop. */
 void kp_event_add(struct kp_thread *t, unsigned nr, uint64_t start_ns, uint64_t ns,
-		  int64_t ret)
+		  int64_t ret, long fd, unsigned kind)
 {
 	struct kp_ring *r = t->ring;
 	uint64_t head = r->head;
@@ -318,8 +355,10 @@ void kp_event_add(struct kp_thread *t, unsigned nr, uint64_t start_ns, uint64_t 
 	struct kp_event *e = &r->ev[head % KP_RING_EVENTS];
 	e->start_ns = start_ns;
 	e->duration_ns = ns;
-	e->nr = nr;
+	e->nr = (uint16_t)nr;
 	e->ret = ret;
+	e->kind = (uint8_t)kind;
+	e->fd = kind ? (int32_t)fd : -1;
 	__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
 	if (head + 1 - r->tail >= KP_RING_EVENTS)
 		__atomic_store_n(&kp_deadline, 0, __ATOMIC_RELAXED);

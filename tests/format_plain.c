@@ -166,6 +166,31 @@ static bool check_maps(const msgpack_object *o)
 	return true;
 }
 
+/* kinds: map of "file"/"pipe"/"socket"/"other" -> [count, time_ns, retries, errors]. */
+static bool check_kinds(const msgpack_object *o)
+{
+	static const char *const names[] = { "file", "pipe", "socket", "other" };
+	if (o->type != MSGPACK_OBJECT_MAP || o->via.map.size > 4)
+		return fail("%s is not a map of at most 4 kinds", "kinds");
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object_kv *kv = &o->via.map.ptr[i];
+		bool known = false;
+		for (unsigned k = 0; k < 4; k++)
+			known |= str_eq(&kv->key, names[k]);
+		if (!known)
+			return fail("%s has an undocumented kind", "kinds");
+		const msgpack_object *v = &kv->val;
+		if (v->type != MSGPACK_OBJECT_ARRAY || v->via.array.size != 4)
+			return fail("%s entry is not [count, time_ns, retries, errors]", "kinds");
+		for (unsigned k = 0; k < 4; k++)
+			if (!is_uint(&v->via.array.ptr[k]))
+				return fail("%s entry has a value that is not uint", "kinds");
+		if (v->via.array.ptr[0].via.u64 == 0)
+			return fail("%s has a kind without calls", "kinds");
+	}
+	return true;
+}
+
 static bool check_syscalls(const msgpack_object *o)
 {
 	static const char *const ukeys[] = { "nr", "count", "time_ns", "min_ns",
@@ -189,7 +214,10 @@ static bool check_syscalls(const msgpack_object *o)
 		const msgpack_object *st = get(e, "sites");
 		if (st && !check_triples(st, "sites"))
 			return false;
-		if (e->via.map.size != 9u + (st != NULL))
+		const msgpack_object *kinds = get(e, "kinds");
+		if (kinds && !check_kinds(kinds))
+			return false;
+		if (e->via.map.size != 9u + (st != NULL) + (kinds != NULL))
 			return fail("%s entry has undocumented keys", "syscalls");
 	}
 	return true;
@@ -220,10 +248,15 @@ static bool check_value(const msgpack_object *v, char type, const char *name)
 			return fail("\"%s\" is not an array", name);
 		for (uint32_t i = 0; i < v->via.array.size; i++) {
 			const msgpack_object *e = &v->via.array.ptr[i];
-			if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size != 4 ||
+			if (e->type != MSGPACK_OBJECT_ARRAY ||
+			    (e->via.array.size != 4 && e->via.array.size != 6) ||
 			    !is_uint(&e->via.array.ptr[0]) || !is_uint(&e->via.array.ptr[1]) ||
 			    !is_uint(&e->via.array.ptr[2]) || !is_int(&e->via.array.ptr[3]))
 				return fail("\"%s\" entry is not [start_ns, duration_ns, nr, ret]", name);
+			if (e->via.array.size == 6 &&
+			    (!is_int(&e->via.array.ptr[4]) || !is_uint(&e->via.array.ptr[5]) ||
+			     e->via.array.ptr[5].via.u64 > 4))
+				return fail("\"%s\" entry is not [start_ns, duration_ns, nr, ret, fd, kind]", name);
 		}
 		break;
 	}

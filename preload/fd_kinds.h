@@ -1,0 +1,130 @@
+/*
+ * The kind of each of the process's descriptors (file, pipe, socket,
+ * other), for the `kinds` counters of the aggregates and the kind element
+ * of events (docs/FORMAT.md). A byte per descriptor number in .bss (only
+ * the pages of numbers in use become resident); numbers beyond the table
+ * count as "other". Threads update it with relaxed byte stores: two
+ * threads racing on one number are racing in the kernel as well, and the
+ * worst outcome is an entry that says "unknown", which the next call on
+ * that descriptor classifies again. Separate from kprof.h because the
+ * syscall-rewriting mode feeds it raw syscalls too (kp_fd_kinds_note).
+ */
+#ifndef KPROF_FD_KINDS_H
+#define KPROF_FD_KINDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+
+#include "record_writer.h" /* KP_KIND_* */
+#include "syscalls.h"
+
+#define KP_FD_TABLE 65536
+
+/* KP_KIND_FILE..KP_KIND_OTHER, or KP_KIND_NONE: not known (yet). */
+extern uint8_t kp_fd_kinds[KP_FD_TABLE];
+/* Syscalls whose first argument is a descriptor (kp_syscall_fd_arg). */
+extern uint64_t kp_fd_arg_bits[KP_SYSCALL_MAX / 64];
+
+/* Start-up: the bitmap, and the kinds of the descriptors open now. */
+void kp_fd_kinds_init(void);
+
+/*
+ * After syscall nr returned ret (-errno on failure) with arguments args
+ * (the kernel's, in its order): records the descriptors it created,
+ * duplicated or closed. Cheap for every other nr; reads the caller's
+ * memory only where the kernel wrote descriptors into it (pipe2,
+ * socketpair, recvmsg's SCM_RIGHTS, clone's pidfd).
+ */
+void kp_fd_kinds_note(unsigned nr, const long args[6], long ret);
+
+/*
+ * Whether kp_fd_kinds_note() does anything for nr: a hook whose nr is a
+ * constant calls it only when this folds to true.
+ */
+static inline bool kp_fd_kinds_touches(unsigned nr)
+{
+	switch (nr) {
+#ifdef __NR_open
+	case __NR_open:
+#endif
+#ifdef __NR_creat
+	case __NR_creat:
+#endif
+#ifdef __NR_pipe
+	case __NR_pipe:
+#endif
+#ifdef __NR_dup2
+	case __NR_dup2:
+#endif
+#ifdef __NR_eventfd
+	case __NR_eventfd:
+#endif
+#ifdef __NR_epoll_create
+	case __NR_epoll_create:
+#endif
+#ifdef __NR_signalfd
+	case __NR_signalfd:
+#endif
+#ifdef __NR_inotify_init
+	case __NR_inotify_init:
+#endif
+	case __NR_openat:
+	case __NR_close:
+	case __NR_close_range:
+	case __NR_memfd_create:
+	case __NR_pipe2:
+	case __NR_socket:
+	case __NR_socketpair:
+	case __NR_accept:
+	case __NR_accept4:
+	case __NR_eventfd2:
+	case __NR_epoll_create1:
+	case __NR_timerfd_create:
+	case __NR_signalfd4:
+	case __NR_inotify_init1:
+	case __NR_dup:
+	case __NR_dup3:
+	case __NR_fcntl:
+	case __NR_recvmsg:
+	case __NR_recvmmsg:
+	case __NR_clone:
+		return true;
+	default:
+		/* the rarer ones (fanotify_init, pidfd_open, bpf, ...) come
+		 * only through syscall(), which always calls the note */
+		return false;
+	}
+}
+
+/* The kind of fd from its inode (one raw fstat); KP_KIND_NONE if not open. */
+unsigned kp_fd_kind_of(long fd);
+
+/* Not in the table yet: classify once and remember. */
+unsigned kp_fd_kind_lazy(long fd);
+
+/*
+ * Calls fn for each descriptor open in the process, with its kind, from
+ * /proc/self/fd with raw syscalls. -errno when /proc cannot be read.
+ */
+int kp_fd_scan(void (*fn)(void *ctx, int fd, unsigned kind), void *ctx);
+
+/*
+ * Hot path: the kind of the descriptor argument of syscall nr at the
+ * moment of the call, KP_KIND_NONE for a syscall without one. A negative
+ * descriptor (EBADF) and one beyond the table are "other"; a descriptor
+ * the table does not know yet costs one fstat, once.
+ */
+static inline unsigned kp_fd_kind_at_call(unsigned nr, long fd)
+{
+	if (nr >= KP_SYSCALL_MAX || !((kp_fd_arg_bits[nr / 64] >> (nr % 64)) & 1))
+		return KP_KIND_NONE;
+	if ((unsigned long)fd >= KP_FD_TABLE)
+		return KP_KIND_OTHER;
+	unsigned kind = __atomic_load_n(&kp_fd_kinds[fd], __ATOMIC_RELAXED);
+	if (__builtin_expect(kind != KP_KIND_NONE, 1))
+		return kind;
+	return kp_fd_kind_lazy(fd);
+}
+
+#endif
