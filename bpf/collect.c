@@ -39,6 +39,8 @@ static int start_child_status = -1;
 static int ncpus;
 static struct utsname uts;
 
+static void on_listener_lost(struct sink *dead, const char *reason);
+
 static struct kbpf_event *evbuf;
 static size_t n_events;
 
@@ -63,6 +65,7 @@ void collector_init(struct tracer *t, const struct collector_config *c,
 	start_child = child;
 	ncpus = libbpf_num_possible_cpus();
 	uname(&uts);
+	output_on_listener_lost(on_listener_lost);
 	if (cfg.events)
 		evbuf = malloc(EVENTS_BUFFERED * sizeof(*evbuf));
 }
@@ -72,8 +75,24 @@ int collect_start_child_status(void)
 	return start_child_status;
 }
 
+/* What a connection to a listener would lose if its batch failed. */
+static void pending_add(struct image *im, uint64_t records, uint64_t events)
+{
+	struct sink *s = im->sink;
+	if (!s || !s->is_socket)
+		return;
+	if (im->pending_flush != s->flushes) {
+		/* a flush since the last record: those arrived */
+		im->pending_flush = s->flushes;
+		im->pending_records = im->pending_events = 0;
+	}
+	im->pending_records += records;
+	im->pending_events += events;
+}
+
 static struct kp_rec_common common_now(struct image *im, uint64_t time_ns)
 {
+	pending_add(im, 1, 0);
 	struct kp_rec_common c = {
 		.seq = ++im->seq,
 		.pid = im->tgid,
@@ -99,15 +118,10 @@ static void report_sink_loss(struct image *im)
 	kp_rec_drop(&s->w, &d);
 }
 
-void image_begin(struct image *im, uint64_t time_ns)
+static void write_header(struct image *im)
 {
-	if (!im->exe)
-		image_fill_from_proc(im);
-	im->sink = output_sink(im->exe, (pid_t)im->tgid);
-	if (!im->sink)
-		return;
 	struct kp_rec_header h = {
-		.c = common_now(im, time_ns),
+		.c = common_now(im, im->start_ns),
 		.producer = "bpf",
 		.ppid = im->ppid,
 		.origin = im->origin,
@@ -118,14 +132,27 @@ void image_begin(struct image *im, uint64_t time_ns)
 		.host = uts.nodename,
 		.kernel = uts.release,
 		.arch = kp_host_arch(),
-		.monotonic_ns = now_ns(CLOCK_MONOTONIC),
-		.realtime_ns = now_ns(CLOCK_REALTIME),
+		.monotonic_ns = im->clock_monotonic_ns,
+		.realtime_ns = im->clock_realtime_ns,
 		.hook_mode = NULL,
 		.coverage = COVERAGE,
 		.events = cfg.events,
 		.interval_ms = cfg.interval_ms,
 	};
 	kp_rec_header(&im->sink->w, &h);
+}
+
+void image_begin(struct image *im, uint64_t time_ns)
+{
+	if (!im->exe)
+		image_fill_from_proc(im);
+	im->sink = output_sink(im->exe, (pid_t)im->tgid);
+	if (!im->sink)
+		return;
+	im->clock_monotonic_ns = now_ns(CLOCK_MONOTONIC);
+	im->clock_realtime_ns = now_ns(CLOCK_REALTIME);
+	im->start_ns = time_ns ? time_ns : im->clock_monotonic_ns;
+	write_header(im);
 	sink_flush(im->sink);
 	info(1, "stream %016llx: pid %u (%s), origin %s\n",
 	     (unsigned long long)im->stream, im->tgid, im->exe ? im->exe : "?",
@@ -189,6 +216,7 @@ void collect_flush_events(void)
 		struct image *im = image_lazy(evbuf[i].tgid, evbuf[i].image);
 		if (im && im->sink) {
 			struct kp_rec_common c = common_now(im, 0);
+			pending_add(im, 0, j - i);
 			kp_rec_events_begin(&im->sink->w, &c, evbuf[i].tid,
 					    (unsigned)(j - i));
 			for (size_t k = i; k < j; k++)
@@ -545,6 +573,16 @@ static void on_fork_note(const struct kbpf_note *n)
 
 static void end_image(struct image *im, bool exited)
 {
+	/*
+	 * A listener that went away since the last batch is noticed now,
+	 * not when the image's final records (which nothing can write
+	 * again: the kernel's counters are deleted) go down with it.
+	 */
+	if (im->sink && im->sink->is_socket) {
+		sink_flush(im->sink);
+		if (im->sink->is_socket)
+			sink_check(im->sink);
+	}
 	collect_flush_events();
 	write_aggregates(im, true, exited);
 }
@@ -687,6 +725,53 @@ void collect_process_notes(void)
 		}
 	}
 	n_queued = 0;
+}
+
+/* ----------------------------------------------------- listener lost */
+
+static struct sink *lost_sink;
+static const char *lost_reason;
+
+/*
+ * A stream that was going to the listener goes on in a file of the
+ * fallback directory: its header again (same stream id, next seq: the
+ * records before it went to the listener), and a drop record for what
+ * the failed batch held. Cumulative aggregates make the next one whole.
+ */
+static void rehome(struct image *im, void *ctx)
+{
+	(void)ctx;
+	if (im->sink != lost_sink)
+		return;
+	bool lost = im->pending_flush == lost_sink->flushes &&
+		    im->pending_records;
+	uint64_t records = lost ? im->pending_records : 0;
+	uint64_t events = lost ? im->pending_events : 0;
+	output_release(im->sink);
+	im->sink = output_sink(im->exe, (pid_t)im->tgid);
+	if (!im->sink)
+		return;
+	write_header(im);
+	if (records) {
+		struct kp_rec_drop d = {
+			.c = common_now(im, 0),
+			.records = records,
+			.events = events,
+			.reason = lost_reason,
+		};
+		kp_rec_drop(&im->sink->w, &d);
+	}
+	sink_flush(im->sink);
+	info(1, "pid %u: stream %016llx goes on in a file (%llu records lost)\n",
+	     im->tgid, (unsigned long long)im->stream, (unsigned long long)records);
+}
+
+static void on_listener_lost(struct sink *dead, const char *reason)
+{
+	lost_sink = dead;
+	lost_reason = reason;
+	images_each(rehome, NULL);
+	lost_sink = NULL;
 }
 
 /* --------------------------------------------------------------- periodic */

@@ -51,7 +51,13 @@ static const char usage_text[] =
 "  -o, --output=PATH        a directory (one file per process image, named\n"
 "                           EXE.PID.N.msgpack) or, for a PATH ending in\n"
 "                           .msgpack or an existing file, one file holding\n"
-"                           every stream (default: kprof-trace)\n"
+"                           every stream (default: kprof-trace); or\n"
+"                           unix:SOCKET to stream live to `kanalyze\n"
+"                           --listen=unix:SOCKET` (run by root, by this user\n"
+"                           or by the user who ran sudo). Without a listener,\n"
+"                           or when it goes away or takes nothing for 2 s,\n"
+"                           the streams go on in ./kprof-trace/ (one warning;\n"
+"                           what the lost connection held: a `drop` record)\n"
 "  -i, --interval=MS        write cumulative aggregates every MS milliseconds\n"
 "                           (default 1000; 0: only at the end)\n"
 "  -d, --duration=SEC       stop tracing after SEC seconds\n"
@@ -72,7 +78,7 @@ TOOL " is passed on to CMD.\n"
 "  " TOOL " -- ./server --port=8080      trace a command and its children\n"
 "  " TOOL " -p 4242 -d 10                attach to 4242 for ten seconds\n"
 "  " TOOL " -p 4242,4243 -f -o /tmp/t    several processes and their children\n"
-"  " TOOL " -t -e -o run.msgpack -- make  per thread, with events, one file\n"
+"  " TOOL " -t -e -o run.msgpack -- make  per thread, with events, one file\n""  " TOOL " -o unix:/tmp/k.sock -- make   live, to kanalyze --listen=unix:/tmp/k.sock\n"
 "  kanalyze kprof-trace                     read the trace\n"
 "\n"
 "EXIT STATUS\n"
@@ -179,8 +185,8 @@ static int parse_options(struct options *o, int argc, char **argv)
 			o->events_buffer_kb = (unsigned)v;
 			break;
 		case 'o':
-			if (!*optarg)
-				return usage_error("empty output path%s", "");
+			if (!*optarg || strcmp(optarg, "unix:") == 0)
+				return usage_error("empty output path '%s'", optarg);
 			o->out_path = optarg;
 			break;
 		case 'i':

@@ -1,17 +1,24 @@
 /*
  * Where records go: a directory with one file per process image
- * (DIR/<exe-basename>.<pid>.<n>.msgpack, the shim's naming), or one file
- * holding every stream (records carry pid and stream, so they interleave).
- * Each file has one kp_writer; a failed write is remembered and reported
- * as a drop record once writing works again.
+ * (DIR/<exe-basename>.<pid>.<n>.msgpack, the shim's naming), one file
+ * holding every stream (records carry pid and stream, so they interleave),
+ * or one connection to `kanalyze --listen` carrying every stream the same
+ * way. Each file has one kp_writer; a failed write is remembered and
+ * reported as a drop record once writing works again. A listener that
+ * cannot be reached, or goes away, or stops reading, is replaced by the
+ * fallback directory (see socket_lost()).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tracer.h"
@@ -19,16 +26,64 @@
 /* Batches are flushed at once; a directory may hold thousands of sinks. */
 #define SINK_BUFFER_BYTES (32 * 1024)
 #define SHARED_BUFFER_BYTES (1024 * 1024)
+/* A listener that takes no byte for this long is given up. */
+#define LISTENER_STALL_MS 2000
+#define FALLBACK_DIR "kprof-trace"
 
 static struct {
 	char *path;
 	bool is_dir;
-	struct sink *shared;	/* single-file mode */
+	struct sink *shared;	/* single-file mode, or the listener's connection */
+	struct sink *dead;	/* the connection, once lost (freed at close) */
+	char *address;		/* "unix:PATH" as given */
+	void (*on_lost)(struct sink *dead, const char *reason);
 } out;
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * Never blocks for long: the connection is non-blocking, and a listener
+ * that takes nothing for LISTENER_STALL_MS (stopped, or swamped) counts
+ * as gone, so that kbpf-trace goes on draining the kernel's buffers.
+ */
+static int send_all(struct sink *s, const char *buf, size_t len)
+{
+	uint64_t deadline = 0;
+	while (len) {
+		ssize_t n = send(s->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+			deadline = 0;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		uint64_t now = monotonic_ms();
+		if (!deadline)
+			deadline = now + LISTENER_STALL_MS;
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		struct pollfd p = { .fd = s->fd, .events = POLLOUT };
+		poll(&p, 1, (int)(deadline - now));
+	}
+	return 0;
+}
 
 static int write_all(void *ctx, const char *buf, size_t len)
 {
 	struct sink *s = ctx;
+	if (s->is_socket)
+		return send_all(s, buf, len);
 	while (len) {
 		ssize_t n = write(s->fd, buf, len);
 		if (n < 0) {
@@ -62,6 +117,8 @@ static void sink_free(struct sink *s)
 	if (!s)
 		return;
 	sink_flush(s);
+	if (s->dead)
+		return; /* out.dead now: freed by output_close() */
 	close(s->fd);
 	free(s->buf);
 	free(s);
@@ -86,8 +143,133 @@ static int mkdir_p(const char *path)
 }
 
 /*
- * An existing directory, or a path ending in '/', or a new path without a
- * ".msgpack" suffix is a directory; anything else is one file.
+ * The listener must be root's, our own user's, or (under sudo) the
+ * invoking user's: a socket another user bound in a shared directory
+ * would otherwise receive every traced command line, path and timing.
+ */
+static int connect_listener(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int err = 0;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
+		err = -errno;
+	if (!err && cred.uid != 0 && cred.uid != geteuid()) {
+		const char *sudo_uid = getenv("SUDO_UID");
+		char *end;
+		unsigned long uid = sudo_uid ? strtoul(sudo_uid, &end, 10) : 0;
+		if (!sudo_uid || !*sudo_uid || *end || uid != cred.uid)
+			err = -EPERM;
+	}
+	if (!err && fcntl(fd, F_SETFL, O_NONBLOCK))
+		err = -errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* From now on, new sinks are files in the fallback directory. */
+static int use_fallback(void)
+{
+	char cwd[PATH_MAX], *dir;
+	if (getcwd(cwd, sizeof(cwd)) && asprintf(&dir, "%s/" FALLBACK_DIR, cwd) > 0) {
+		free(out.path);
+		out.path = dir;
+	} else if (!out.path || strcmp(out.path, FALLBACK_DIR) != 0) {
+		free(out.path);
+		out.path = strdup(FALLBACK_DIR);
+		if (!out.path)
+			return -ENOMEM;
+	}
+	out.is_dir = true;
+	int err = mkdir_p(out.path);
+	if (err)
+		fprintf(stderr, TOOL ": cannot create directory %s: %s\n", out.path,
+			strerror(-err));
+	return err;
+}
+
+static int open_listener(const char *address)
+{
+	out.address = strdup(address);
+	if (!out.address)
+		return -ENOMEM;
+	int fd = connect_listener(address + 5);
+	if (fd < 0) {
+		int err = use_fallback();
+		fprintf(stderr, TOOL ": cannot connect to %s (%s); writing to %s/ "
+			"instead\n", address,
+			fd == -EPERM ? "the listener is another user's" :
+			fd == -ECONNREFUSED || fd == -ENOENT ? "nobody listening?" :
+							       strerror(-fd),
+			out.path);
+		return err;
+	}
+	out.shared = sink_new(fd, SHARED_BUFFER_BYTES);
+	if (!out.shared) {
+		close(fd);
+		fprintf(stderr, TOOL ": out of memory\n");
+		return -ENOMEM;
+	}
+	out.shared->is_socket = true;
+	info(1, "streaming to %s\n", address);
+	return 0;
+}
+
+void output_on_listener_lost(void (*fn)(struct sink *dead, const char *reason))
+{
+	out.on_lost = fn;
+}
+
+/*
+ * The connection failed mid-run: say so once, switch to the fallback
+ * directory, and let the collector move every stream there (each gets its
+ * header again and a drop record for what went down with the connection).
+ */
+static void socket_lost(struct sink *s, int err)
+{
+	kp_writer_discard(&s->w);
+	if (s->dead)
+		return;
+	s->dead = true;
+	close(s->fd);
+	s->fd = -1;
+	out.shared = NULL;
+	out.dead = s;
+	char reason[160];
+	snprintf(reason, sizeof(reason), "the listener on %s went away (%s)",
+		 out.address,
+		 err == -ETIMEDOUT ? "it took nothing for 2 s" : strerror(-err));
+	int ferr = use_fallback();
+	fprintf(stderr, TOOL ": %s; writing the rest to %s/%s\n", reason, out.path,
+		ferr ? " (which failed)" : "");
+	if (out.on_lost)
+		out.on_lost(s, reason);
+}
+
+void sink_check(struct sink *s)
+{
+	if (!s->is_socket || s->dead)
+		return;
+	struct pollfd p = { .fd = s->fd, .events = POLLOUT };
+	if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR)))
+		socket_lost(s, -EPIPE);
+}
+
+/*
+ * "unix:PATH" is a listener; an existing directory, or a path ending in
+ * '/', or a new path without a ".msgpack" suffix is a directory; anything
+ * else is one file.
  */
 int output_open(const char *path)
 {
@@ -95,6 +277,8 @@ int output_open(const char *path)
 	size_t len = strlen(path);
 	int err;
 
+	if (strncmp(path, "unix:", 5) == 0)
+		return open_listener(path);
 	out.path = strdup(path);
 	if (!out.path)
 		return -ENOMEM;
@@ -139,6 +323,8 @@ const char *output_path(void)
 
 struct sink *output_sink(const char *exe, pid_t pid)
 {
+	if (!out.is_dir && !out.shared)
+		return NULL; /* the fallback directory could not be made */
 	if (!out.is_dir) {
 		out.shared->users++;
 		return out.shared;
@@ -171,6 +357,10 @@ void output_release(struct sink *s)
 {
 	if (!s)
 		return;
+	if (s->dead) {
+		s->users--;
+		return;
+	}
 	if (--s->users == 0 && s != out.shared)
 		sink_free(s);
 	else
@@ -182,6 +372,11 @@ void sink_flush(struct sink *s)
 	int err = kp_writer_flush(&s->w);
 	if (!err) {
 		s->records_flushed = s->w.records;
+		s->flushes++;
+		return;
+	}
+	if (s->is_socket) {
+		socket_lost(s, err);
 		return;
 	}
 	/* What this batch held is gone; say so in the next batch. */
@@ -194,8 +389,16 @@ void sink_flush(struct sink *s)
 
 void output_close(void)
 {
-	sink_free(out.shared);
+	struct sink *s = out.shared;
 	out.shared = NULL;
+	sink_free(s);
+	if (out.dead) {
+		free(out.dead->buf);
+		free(out.dead);
+		out.dead = NULL;
+	}
 	free(out.path);
 	out.path = NULL;
+	free(out.address);
+	out.address = NULL;
 }

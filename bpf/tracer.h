@@ -57,13 +57,24 @@ struct sink {
 	uint64_t lost_records, lost_bytes; /* not yet reported */
 	char lost_reason[128];
 	unsigned users;			/* images writing here */
+	bool is_socket;			/* the connection to kanalyze --listen */
+	bool dead;			/* ... which was lost */
+	uint64_t flushes;		/* successful flushes */
 };
 int output_open(const char *path);
+/*
+ * Called once when the listener's connection fails mid-run, after the
+ * output switched to the fallback directory: every image whose sink is
+ * `dead` must take a new one (output_sink) and release the dead one.
+ */
+void output_on_listener_lost(void (*fn)(struct sink *dead, const char *reason));
 /* The sink of a new image (dir: a new file; single file: the shared one). */
 struct sink *output_sink(const char *exe, pid_t pid);
 void output_release(struct sink *s);
 /* Hands the batch to the file; on failure remembers what was lost. */
 void sink_flush(struct sink *s);
+/* A connection whose listener is gone is given up now (socket_lost). */
+void sink_check(struct sink *s);
 void output_close(void);
 bool output_is_dir(void);
 const char *output_path(void);
@@ -86,6 +97,10 @@ struct image {
 	bool ended;
 	bool suspect;		/* missing from the traced map: exit note lost? */
 	uint64_t seq;		/* records numbered so far (`seq` key) */
+	uint64_t start_ns, clock_monotonic_ns, clock_realtime_ns; /* header */
+	/* Records (and calls in them) given to a connection since its last
+	 * successful flush, number pending_flush: lost if it fails. */
+	uint64_t pending_flush, pending_records, pending_events;
 };
 struct image *image_find(uint32_t tgid, uint32_t image);
 struct image *image_new(uint32_t tgid, uint32_t image);
