@@ -3,9 +3,10 @@
  * /proc/self/fd, kept up to date from the syscalls that create, duplicate
  * and close descriptors, and completed lazily: a descriptor the shim did
  * not see being made (inside libc: fopen, opendir, popen; or by a plain
- * open(), see below) is classified with one fstat the first time a hooked
- * call uses it. Forgetting an entry is always safe (it costs one fstat
- * later); keeping a wrong one is not, so whatever is uncertain is
+ * open(), see below) takes its kind from the program's own fstat of it
+ * when that comes first, else from one fstat of the shim's the first time
+ * a hooked call uses it. Forgetting an entry is always safe (it costs one
+ * fstat later); keeping a wrong one is not, so whatever is uncertain is
  * forgotten rather than guessed.
  */
 #include <fcntl.h>
@@ -27,12 +28,9 @@
 uint8_t kp_fd_kinds[KP_FD_TABLE];
 uint64_t kp_fd_arg_bits[KP_SYSCALL_MAX / 64];
 
-unsigned kp_fd_kind_of(long fd)
+static unsigned kind_of_mode(unsigned mode)
 {
-	struct stat st;
-	if (fd < 0 || kp_raw(SYS_fstat, fd, &st) != 0)
-		return KP_KIND_NONE;
-	switch (st.st_mode & S_IFMT) {
+	switch (mode & S_IFMT) {
 	case S_IFIFO:
 		return KP_KIND_PIPE;
 	case S_IFSOCK:
@@ -48,6 +46,14 @@ unsigned kp_fd_kind_of(long fd)
 		 * inotify, pidfd, ...) have no file type bits */
 		return KP_KIND_OTHER;
 	}
+}
+
+unsigned kp_fd_kind_of(long fd)
+{
+	struct stat st;
+	if (fd < 0 || kp_raw(SYS_fstat, fd, &st) != 0)
+		return KP_KIND_NONE;
+	return kind_of_mode(st.st_mode);
 }
 
 unsigned kp_fd_kind_lazy(long fd)
@@ -137,6 +143,17 @@ static void note_close(unsigned nr, const long args[6], long ret)
 		forget_range((unsigned long)(unsigned)args[0],
 			     (unsigned long)(unsigned)args[1]);
 	}
+}
+
+void kp_fd_kinds_stat(long fd, unsigned mode)
+{
+	set_kind(fd, kind_of_mode(mode));
+}
+
+/* fstatat(fd, "", st, AT_EMPTY_PATH) and statx alike: stat of fd itself. */
+static bool of_fd_itself(long path, long flags)
+{
+	return (flags & AT_EMPTY_PATH) && (!path || !*(const char *)path);
 }
 
 void kp_fd_kinds_note(unsigned nr, const long args[6], long ret)
@@ -234,6 +251,23 @@ void kp_fd_kinds_note(unsigned nr, const long args[6], long ret)
 #endif
 		set_kind(ret, KP_KIND_OTHER);
 		break;
+	/*
+	 * The program's own fstat of a descriptor tells its kind for free
+	 * (open, then fstat, then read: the usual sequence)
+	 */
+	case __NR_fstat:
+		kp_fd_kinds_stat(args[0], ((const struct stat *)args[1])->st_mode);
+		break;
+	case __NR_newfstatat:
+		if (of_fd_itself(args[1], args[3]))
+			kp_fd_kinds_stat(args[0], ((const struct stat *)args[2])->st_mode);
+		break;
+	case __NR_statx: {
+		const struct statx *stx = (const struct statx *)args[4];
+		if (of_fd_itself(args[1], args[2]) && (stx->stx_mask & STATX_TYPE))
+			kp_fd_kinds_stat(args[0], stx->stx_mode);
+		break;
+	}
 	case __NR_dup:
 		copy_kind(args[0], ret);
 		break;

@@ -89,6 +89,9 @@ static inline bool kp_fd_kinds_touches(unsigned nr)
 	case __NR_recvmsg:
 	case __NR_recvmmsg:
 	case __NR_clone:
+	case __NR_fstat:
+	case __NR_newfstatat:
+	case __NR_statx:
 		return true;
 	default:
 		/* the rarer ones (fanotify_init, pidfd_open, bpf, ...) come
@@ -96,6 +99,9 @@ static inline bool kp_fd_kinds_touches(unsigned nr)
 		return false;
 	}
 }
+
+/* What the program's own fstat of fd said (st_mode): its kind, for free. */
+void kp_fd_kinds_stat(long fd, unsigned mode);
 
 /* The kind of fd from its inode (one raw fstat); KP_KIND_NONE if not open. */
 unsigned kp_fd_kind_of(long fd);

@@ -55,6 +55,18 @@
 /* The arguments as six longs (KP_RAW_A after expanding KP_UNPAREN). */
 #define KP_ARGS6(...) KP_RAW_A(__VA_ARGS__)
 
+/*
+ * Descriptor notes (fd_kinds.c) take the syscall's arguments: those of the
+ * raw lines, and of pipe (pipe2 with flags 0) and signalfd (its result is
+ * all that counts). The libc stat functions of a descriptor, whose
+ * arguments are not newfstatat's, tell the kind from what they return.
+ * The names are compared at compile time.
+ */
+#define KP_NAME_IS(name, s) (__builtin_strcmp(#name, s) == 0)
+/* fstat(fd, st) and __fxstat(ver, fd, st), with their 64 twins */
+#define KP_FSTAT(name) (KP_NAME_IS(name, "fstat") || KP_NAME_IS(name, "fstat64"))
+#define KP_FXSTAT(name) (KP_NAME_IS(name, "__fxstat") || KP_NAME_IS(name, "__fxstat64"))
+
 #define KP_HOOK(rtype, name, nr, params, args, kind, raw)                      \
 	KP_EXPORT rtype name params                                            \
 	{                                                                      \
@@ -75,7 +87,14 @@
 		kp_call_end(&kp_c_, kp_failed_, kp_err_, kp_k_);               \
 		if (kp_fd_kinds_touches(nr)) {                                 \
 			long kp_a_[6] = { KP_ARGS6(KP_UNPAREN args) };         \
-			kp_fd_kinds_note(nr, kp_a_, (long)kp_k_);              \
+			if (raw || nr == SYS_pipe2 || nr == SYS_signalfd4)     \
+				kp_fd_kinds_note(nr, kp_a_, (long)kp_k_);      \
+			else if (!kp_failed_ && KP_FSTAT(name))                \
+				kp_fd_kinds_stat(kp_a_[0],                     \
+					((const struct stat *)kp_a_[1])->st_mode); \
+			else if (!kp_failed_ && KP_FXSTAT(name))               \
+				kp_fd_kinds_stat(kp_a_[1],                     \
+					((const struct stat *)kp_a_[2])->st_mode); \
 		}                                                              \
 		errno = kp_e_;                                                 \
 		return kp_r_;                                                  \
