@@ -52,7 +52,7 @@ PROGRAMS := $(patsubst programs/%.c,$(BUILD)/programs/%,$(wildcard programs/*.c)
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 
 LIBS_ANALYZER := -lmsgpackc -ljansson -lz -lm -lelf
-LIBS_SHIM := -lz -ldl -lpthread
+LIBS_SHIM := -lz -ldl -lpthread -lcapstone -lelf
 
 # kbpf-trace: X.bpf.c is compiled for the BPF target against the pinned
 # vmlinux.h, bpftool turns the object into a skeleton header that the user

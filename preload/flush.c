@@ -11,6 +11,7 @@
 
 #include "kprof.h"
 #include "record_writer.h"
+#include "rewrite.h"
 
 #define BATCH_BUF_BYTES (256u << 10)
 
@@ -24,10 +25,6 @@ static struct {
 	uint64_t bytes;
 	int err;
 } lost;
-
-static const char *const coverage =
-	"libc exported functions only — futex and other calls made inside "
-	"libc are not seen; use kbpf-trace to see them";
 
 void kp_flush_after_fork(void)
 {
@@ -73,9 +70,9 @@ static void write_header(struct kp_writer *w)
 		.arch = kp_host_arch(),
 		.monotonic_ns = kp_proc.start_mono_ns,
 		.realtime_ns = kp_proc.start_real_ns,
-		.hook_mode = "symbols",
+		.hook_mode = kp_rw_mode_name(),
 		.clock_source = kp_clock_source(),
-		.coverage = coverage,
+		.coverage = kp_rw_coverage(),
 		.events = kp_config.events,
 		.interval_ms = kp_config.interval_ms,
 	};

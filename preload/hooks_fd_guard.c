@@ -42,7 +42,7 @@ static int close_range_counted(unsigned first, unsigned last, int flags)
 		return 0;
 	}
 	if (!kp_call_begin(&c, SYS_close_range, first))
-		return kp_real.close_range(first, last, flags);
+		return KP_PASS(int, kp_real.close_range(first, last, flags));
 	int r = kp_real.close_range(first, last, flags);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
@@ -67,7 +67,7 @@ KP_EXPORT int close(int fd)
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_close, fd))
-		return kp_real.close(fd);
+		return KP_PASS(int, kp_real.close(fd));
 	int r = kp_real.close(fd);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
@@ -102,9 +102,19 @@ static int close_range_around(unsigned first, unsigned last, int flags, unsigned
 		r = -1;
 		e = errno;
 	}
-	if (ours < last && close_range_real(ours + 1, last, flags) && r == 0) {
+	/* rewrite mode counts at the syscall: the second part goes uncounted */
+	bool second_raw = !counted && kp_rw_active && ours > first;
+	if (ours < last && !second_raw && close_range_real(ours + 1, last, flags) && r == 0) {
 		r = -1;
 		e = errno;
+	}
+	if (ours < last && second_raw) {
+		long rr = kp_raw(SYS_close_range, ours + 1, last, flags);
+		noted(SYS_close_range, ours + 1, last, flags, rr < 0 ? -1 : 0, (int)-rr);
+		if (rr < 0 && r == 0) {
+			r = -1;
+			e = (int)-rr;
+		}
 	}
 	if (counted) {
 		kp_call_end(&c, r == -1, e, r == -1 ? -e : 0);
@@ -177,7 +187,7 @@ KP_EXPORT int dup2(int oldfd, int newfd)
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_dup2, oldfd))
-		return kp_real.dup2(oldfd, newfd);
+		return KP_PASS(int, kp_real.dup2(oldfd, newfd));
 	int r = kp_real.dup2(oldfd, newfd);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
@@ -201,7 +211,7 @@ KP_EXPORT int dup3(int oldfd, int newfd, int flags)
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_dup3, oldfd))
-		return kp_real.dup3(oldfd, newfd, flags);
+		return KP_PASS(int, kp_real.dup3(oldfd, newfd, flags));
 	int r = kp_real.dup3(oldfd, newfd, flags);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);

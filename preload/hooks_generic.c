@@ -77,7 +77,7 @@
 				KP_PASS_RAW(rtype, nr, args, kind, raw);       \
 		}                                                              \
 		if (unlikely(!kp_call_begin(&kp_c_, nr, KP_ARG0 args)))            \
-			return kp_real.name args;                              \
+			return KP_PASS(rtype, kp_real.name args);              \
 		KP_SITE(kp_c_);                                                \
 		rtype kp_r_ = kp_real.name args;                               \
 		int kp_e_ = errno;                                             \

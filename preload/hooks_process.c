@@ -35,7 +35,7 @@ KP_EXPORT pid_t fork(void)
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_clone, 0))
-		return kp_real.fork();
+		return KP_PASS(pid_t, kp_real.fork());
 	pid_t r = kp_real.fork();
 	if (r == 0) {
 		/* the child: its new stream starts empty (atfork handler) */
@@ -173,6 +173,13 @@ static bool format_marker(char *marker, size_t marker_cap)
 
 static void before_exec(unsigned nr, const char *path)
 {
+	if (kp_rw_active) {
+		/* rewrite mode: the syscall hook counts and flushes each execve;
+		 * the marker needs the pid, which a fork child learns late */
+		if (!kp_proc.pid)
+			kp_read_pids(&kp_proc.pid, &kp_proc.ppid);
+		return;
+	}
 	kp_account_untimed(nr, false, 0, true);
 	kp_flush(KP_FLUSH_EXEC, path);
 }
@@ -180,7 +187,8 @@ static void before_exec(unsigned nr, const char *path)
 static int exec_failed(unsigned nr, int e)
 {
 	/* counted before the call: add the failure only */
-	kp_account_untimed(nr, true, e, false);
+	if (!kp_rw_active)
+		kp_account_untimed(nr, true, e, false);
 	errno = e;
 	return -1;
 }

@@ -62,7 +62,7 @@ static bool needs_mode(int flags)
 		}                                                              \
 		struct kp_call c;                                              \
 		if (!kp_call_begin(&c, SYS_openat, (long)(uintptr_t)path))     \
-			return kp_real.name(KP_DIRFD_##name path, flags, mode); \
+			return KP_PASS(int, kp_real.name(KP_DIRFD_##name path, flags, mode)); \
 		KP_SITE(c);                                                    \
 		return (int)noted(SYS_openat, dirfd_arg, (long)(uintptr_t)path, flags, \
 				  mode, 0,                                     \
@@ -91,7 +91,7 @@ OPEN_HOOK(openat64, int dirfd KP_COMMA, dirfd)
 		}                                                              \
 		struct kp_call c;                                              \
 		if (!kp_call_begin(&c, SYS_fcntl, fd))                         \
-			return kp_real.name(fd, cmd, arg);                     \
+			return KP_PASS(int, kp_real.name(fd, cmd, arg));       \
 		KP_SITE(c);                                                    \
 		return (int)noted(SYS_fcntl, fd, cmd, (long)(uintptr_t)arg, 0, 0, \
 				  finish_int(&c, kp_real.name(fd, cmd, arg))); \
@@ -112,7 +112,7 @@ KP_EXPORT int ioctl(int fd, unsigned long req, ...)
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_ioctl, fd))
-		return kp_real.ioctl(fd, req, arg);
+		return KP_PASS(int, kp_real.ioctl(fd, req, arg));
 	return (int)finish_int(&c, kp_real.ioctl(fd, req, arg));
 }
 
@@ -132,7 +132,7 @@ KP_EXPORT int prctl(int option, ...)
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_prctl, option))
-		return kp_real.prctl(option, a2, a3, a4, a5);
+		return KP_PASS(int, kp_real.prctl(option, a2, a3, a4, a5));
 	return (int)finish_int(&c, kp_real.prctl(option, a2, a3, a4, a5));
 }
 
@@ -158,7 +158,7 @@ KP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_mremap, (long)(uintptr_t)old))
-		return kp_real.mremap(old, old_len, new_len, flags, new_addr);
+		return KP_PASS(void *, kp_real.mremap(old, old_len, new_len, flags, new_addr));
 	void *r = kp_real.mremap(old, old_len, new_len, flags, new_addr);
 	int e = errno;
 	bool failed = r == MAP_FAILED;
@@ -208,10 +208,13 @@ KP_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		return -1;
 	}
 	struct kp_call c;
-	if (!kp_call_begin(&c, SYS_clone, flags))
+	/* rewrite mode: counted by the syscall hook, which also marks a
+	 * vfork-like child; a process child still needs the trampoline */
+	bool counted = kp_call_begin(&c, SYS_clone, flags);
+	if (!counted && !(kp_rw_active && kp_state == KP_ACTIVE))
 		return kp_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
 	bool process = !(flags & CLONE_THREAD) && fn && stack;
-	bool vfork_like = process && (flags & CLONE_VM) && (flags & CLONE_VFORK);
+	bool vfork_like = counted && process && (flags & CLONE_VM) && (flags & CLONE_VFORK);
 	struct kp_thread *saved_self = kp_self;
 	if (process && !(flags & CLONE_VM)) {
 		/* the child's copy of the caller's stack top holds fn and arg */
@@ -236,6 +239,10 @@ KP_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		kp_self = saved_self;
 		kp_tls_flags &= ~KP_TLS_VFORK_CHILD;
 	}
+	if (!counted) {
+		errno = e;
+		return r;
+	}
 	if (r > 0 && !(flags & CLONE_THREAD))
 		kp_note_fork(r, "clone");
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
@@ -258,7 +265,7 @@ KP_EXPORT int renameat2(int fromfd, const char *from, int tofd, const char *to,
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, flags ? SYS_renameat2 : SYS_renameat, fromfd))
-		return kp_real.renameat2(fromfd, from, tofd, to, flags);
+		return KP_PASS(int, kp_real.renameat2(fromfd, from, tofd, to, flags));
 	return (int)finish_int(&c, kp_real.renameat2(fromfd, from, tofd, to, flags));
 }
 
@@ -296,7 +303,7 @@ KP_EXPORT long syscall(long nr, ...)
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, (unsigned long)nr < KP_SYSCALL_MAX ? (unsigned)nr : KP_SYSCALL_MAX, a1))
-		return kp_real.syscall(nr, a1, a2, a3, a4, a5, a6);
+		return KP_PASS(long, kp_real.syscall(nr, a1, a2, a3, a4, a5, a6));
 	KP_SITE(c);
 	long r = kp_real.syscall(nr, a1, a2, a3, a4, a5, a6);
 	if (r == 0 && (nr == SYS_fork || (nr == SYS_clone && !(a1 & (CLONE_VM | CLONE_THREAD))))) {

@@ -12,6 +12,7 @@
 #include <sys/auxv.h>
 
 #include "kprof.h"
+#include "rewrite.h"
 
 struct kp_config kp_config;
 struct kp_proc kp_proc;
@@ -275,10 +276,17 @@ bool kp_foreign_process(void)
 	return (uint64_t)kp_raw0(SYS_getpid) != kp_proc.pid;
 }
 
+bool kp_fork_reset_done;
+
 void kp_after_fork_child(void)
 {
 	if (kp_state != KP_ACTIVE || (kp_tls_flags & KP_TLS_VFORK_CHILD))
 		return;
+	if (kp_fork_reset_done) {
+		/* rewrite mode's syscall hook did it already in this child */
+		kp_fork_reset_done = false;
+		return;
+	}
 	uint64_t old_stream = kp_proc.stream;
 	kp_proc.ppid = kp_proc.pid;
 	kp_proc.pid = 0; /* learnt at the first flush: no syscall at fork time */
@@ -345,15 +353,15 @@ static int setup(void)
 	 * exit. A failure here is retried at the first flush.
 	 */
 	kp_output_open();
+	/* rewrite mode, when KPROF_HOOK allows and the system does (rewrite.h) */
+	kp_rw_start();
 	return 0;
 }
 
 static void init_once_fn(void)
 {
-	kp_tls_flags |= KP_TLS_IN_INIT;
 	kp_resolve_all();
 	int err = setup();
-	kp_tls_flags &= ~KP_TLS_IN_INIT;
 	if (err) {
 		kp_debug("cannot start, passing every call through untraced");
 		__atomic_store_n(&kp_state, KP_PASSIVE, __ATOMIC_RELEASE);
@@ -368,7 +376,10 @@ void kp_ensure_init(void)
 		return;
 	if (kp_tls_flags & (KP_TLS_IN_INIT | KP_TLS_VFORK_CHILD))
 		return;
+	/* pthread_once's own futex calls are the shim's, not the program's */
+	kp_tls_flags |= KP_TLS_IN_INIT;
 	pthread_once(&init_once, init_once_fn);
+	kp_tls_flags &= ~KP_TLS_IN_INIT;
 }
 
 __attribute__((constructor)) static void kp_constructor(void)
@@ -379,6 +390,9 @@ __attribute__((constructor)) static void kp_constructor(void)
 __attribute__((destructor)) static void kp_destructor(void)
 {
 	if (kp_state != KP_ACTIVE || (kp_tls_flags & KP_TLS_VFORK_CHILD))
+		return;
+	/* rewrite mode: the exit_group hook flushes last, after stdio's own flush */
+	if (kp_rw_active)
 		return;
 	kp_finish(kp_proc.exit_status, kp_proc.have_exit_status);
 }

@@ -363,7 +363,8 @@ void kp_event_add(struct kp_thread *t, unsigned nr, uint64_t start_ns, uint64_t 
 void kp_flush_periodic(void);
 extern bool kp_events_enabled;
 
-static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0)
+/* Starts timing a call on this thread (both hook modes). */
+static inline bool kp_call_start(struct kp_call *c, unsigned nr, long arg0)
 {
 	struct kp_thread *t = kp_self;
 	c->site = 0;
@@ -379,6 +380,38 @@ static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0)
 	kp_call_stamp(c);
 	return true;
 }
+
+/*
+ * Rewrite mode (rewrite.h): the syscall-level hook accounts every call, so
+ * a symbol hook passes its call through uncounted (keeping its other
+ * duties) and leaves its caller's address in kp_caller_site for the call
+ * sites of the syscalls it leads to.
+ */
+extern bool kp_rw_active;
+extern __thread uint64_t kp_caller_site;
+
+/* The symbol hooks' start of a call: false when it passes through. */
+static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0)
+{
+	if (unlikely(kp_rw_active))
+		return false;
+	return kp_call_start(c, nr, arg0);
+}
+
+/* In an exported hook, for a pass-through: `return KP_PASS(rtype, call);` */
+#define KP_PASS(rtype, call)                                                   \
+	({                                                                     \
+		rtype kp_pr_;                                                  \
+		if (kp_rw_active) {                                            \
+			uint64_t kp_ps_ = kp_caller_site;                      \
+			kp_caller_site = (uint64_t)(uintptr_t)__builtin_return_address(0); \
+			kp_pr_ = call;                                         \
+			kp_caller_site = kp_ps_;                               \
+		} else {                                                       \
+			kp_pr_ = call;                                         \
+		}                                                              \
+		kp_pr_;                                                        \
+	})
 
 /* Counted, not timed: the clock changed under the call (clock.c). */
 void kp_call_end_untimed(struct kp_call *c, bool failed, int err);
@@ -507,6 +540,8 @@ int kp_read_pids(uint64_t *pid, uint64_t *ppid);
 void kp_reset_deadline(void);
 bool kp_flush_due(void);
 void kp_after_fork_child(void);
+/* Set in a fork child whose stream rewrite mode's hook already started. */
+extern bool kp_fork_reset_done;
 bool kp_foreign_process(void);
 /* child_env.c: what a child image's environment needs to stay traced. */
 void kp_child_env_init(const char *cwd);
