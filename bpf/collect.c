@@ -31,6 +31,9 @@
 
 _Static_assert(KBPF_HIST_BUCKETS == KP_HIST_BUCKETS, "histogram size");
 _Static_assert(KBPF_SYSCALL_MAX == KP_SYSCALL_MAX, "syscall table size");
+_Static_assert(KBPF_KINDS == KP_KINDS && KBPF_KIND_FILE == KP_KIND_FILE &&
+	       KBPF_KIND_OTHER == KP_KIND_OTHER && KP_KIND_COUNTERS == 4,
+	       "descriptor kinds");
 
 static struct tracer *tr;
 static struct collector_config cfg;
@@ -219,10 +222,16 @@ void collect_flush_events(void)
 			pending_add(im, 0, j - i);
 			kp_rec_events_begin(&im->sink->w, &c, evbuf[i].tid,
 					    (unsigned)(j - i));
-			for (size_t k = i; k < j; k++)
-				kp_rec_event(&im->sink->w, evbuf[k].start_ns,
-					     evbuf[k].duration_ns, evbuf[k].nr,
-					     evbuf[k].ret);
+			for (size_t k = i; k < j; k++) {
+				const struct kbpf_event *e = &evbuf[k];
+				if (e->kind)
+					kp_rec_event_fd(&im->sink->w, e->start_ns,
+							e->duration_ns, e->nr, e->ret,
+							e->fd, e->kind);
+				else
+					kp_rec_event(&im->sink->w, e->start_ns,
+						     e->duration_ns, e->nr, e->ret);
+			}
 			sink_flush(im->sink);
 		}
 		i = j;
@@ -309,6 +318,9 @@ static int read_aggs(const struct image *only, struct agg_entry **out, size_t *n
 			e->v.errors += c->errors;
 			for (int b = 0; b < KBPF_HIST_BUCKETS; b++)
 				e->v.hist[b] += c->hist[b];
+			for (int k = 0; k < KBPF_KINDS; k++)
+				for (int i = 0; i < 4; i++)
+					e->v.kinds[k][i] += c->kinds[k][i];
 		}
 	}
 	free(percpu);
@@ -426,6 +438,7 @@ static void write_group(struct image *im, const struct agg_entry *a, size_t i,
 			.errno_value = err_value,
 			.errno_count = err_count,
 			.hist64 = (const uint64_t *)a[k].v.hist,
+			.kinds = (const uint64_t (*)[KP_KIND_COUNTERS])a[k].v.kinds,
 		};
 		kp_rec_syscall(&im->sink->w, &s);
 	}

@@ -26,6 +26,8 @@ const volatile bool cfg_follow = false;	    /* add fork children */
 const volatile bool cfg_per_thread = false; /* aggregate per tid */
 const volatile bool cfg_events = false;	    /* per-call events */
 const volatile __u64 cfg_events_wakeup_bytes = 65536;
+/* Bit nr: syscall nr's first argument is a descriptor (kp_syscall_fd_arg). */
+const volatile __u64 cfg_fd_arg[KBPF_SYSCALL_MAX / 64];
 
 #define EAGAIN 11
 #define EINTR 4
@@ -37,6 +39,16 @@ const volatile __u64 cfg_events_wakeup_bytes = 65536;
 #define S_IFSOCK 0140000
 #define S_IFREG 0100000
 #define S_IFIFO 0010000
+#define S_IFDIR 0040000
+#define S_IFCHR 0020000
+#define S_IFBLK 0060000
+#define S_IFLNK 0120000
+/*
+ * inode->i_flags of anonymous inodes (eventfd, epoll, timerfd, pidfd...)
+ * since 6.15, where some carry S_IFREG inside the kernel and fstat()
+ * hides it; older kernels leave the bit unused and the mode typeless.
+ */
+#define S_ANON_INODE (1 << 19)
 
 #if defined(__TARGET_ARCH_x86)
 #define NR_READ 0
@@ -63,7 +75,9 @@ struct {
 struct inflight {
 	__u64 start_ns; /* 0: none */
 	__u32 nr;
-	__s32 fd;	/* first argument of read/write/readv/writev */
+	__s32 fd;	/* first argument when it is a descriptor, else -1 */
+	__u32 kind;	/* KBPF_KIND_* of that descriptor at sys_enter, or 0 */
+	__u32 pad;
 };
 
 struct {
@@ -108,6 +122,41 @@ static __always_inline bool is_pipe_rw(__u32 nr)
 	       nr == NR_WRITEV;
 }
 
+/* The kind of a file by its inode, as fstat() would tell it apart. */
+static __always_inline __u32 inode_kind(struct inode *inode)
+{
+	if (!inode || (BPF_CORE_READ(inode, i_flags) & S_ANON_INODE))
+		return KBPF_KIND_OTHER;
+	switch (BPF_CORE_READ(inode, i_mode) & S_IFMT) {
+	case S_IFIFO:
+		return KBPF_KIND_PIPE;
+	case S_IFSOCK:
+		return KBPF_KIND_SOCKET;
+	case S_IFREG:
+	case S_IFDIR:
+	case S_IFCHR:
+	case S_IFBLK:
+	case S_IFLNK:
+		return KBPF_KIND_FILE;
+	default:
+		return KBPF_KIND_OTHER;
+	}
+}
+
+/* task->files->fdt->fd[fd]: a descriptor that is not open is "other". */
+static __always_inline __u32 fd_kind(struct task_struct *task, int fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file *file = NULL;
+
+	if (fd < 0 || !fdt || (unsigned)fd >= BPF_CORE_READ(fdt, max_fds))
+		return KBPF_KIND_OTHER;
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return KBPF_KIND_OTHER;
+	return inode_kind(BPF_CORE_READ(file, f_inode));
+}
+
 static __always_inline void on_enter(struct pt_regs *regs, long id)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -118,8 +167,8 @@ static __always_inline void on_enter(struct pt_regs *regs, long id)
 	if (id < 0 || id >= KBPF_SYSCALL_MAX)
 		return;
 
-	struct inflight *f = bpf_task_storage_get(&inflight,
-						  bpf_get_current_task_btf(), 0,
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct inflight *f = bpf_task_storage_get(&inflight, task, 0,
 						  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!f) {
 		struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
@@ -128,22 +177,16 @@ static __always_inline void on_enter(struct pt_regs *regs, long id)
 		return;
 	}
 	f->nr = id;
-	f->fd = is_pipe_rw(id) ? (__s32)PT_REGS_PARM1_CORE_SYSCALL(regs) : -1;
+	/* Only descriptor calls pay for the walk to the inode. */
+	if (cfg_fd_arg[(id >> 6) & (KBPF_SYSCALL_MAX / 64 - 1)] & (1ull << (id & 63))) {
+		int fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
+		f->fd = fd;
+		f->kind = fd_kind(task, fd);
+	} else {
+		f->fd = -1;
+		f->kind = 0;
+	}
 	f->start_ns = bpf_ktime_get_ns();
-}
-
-static __always_inline umode_t fd_mode(struct task_struct *task, int fd)
-{
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds = BPF_CORE_READ(fdt, fd);
-	struct file *file = NULL;
-
-	if (fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
-		return 0;
-	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
-	if (!file)
-		return 0;
-	return BPF_CORE_READ(file, f_inode, i_mode);
 }
 
 /*
@@ -155,13 +198,11 @@ static __always_inline umode_t fd_mode(struct task_struct *task, int fd)
 static __always_inline void check_pending_pipe(struct kbpf_proc *p,
 					       struct inflight *f, long ret)
 {
-	if (f->fd < 0 || !(ret == -EINTR || (ret <= -ERESTARTSYS &&
-					     ret >= -ERESTART_RESTARTBLOCK)))
+	if (f->kind != KBPF_KIND_PIPE || !is_pipe_rw(f->nr) ||
+	    !(ret == -EINTR || (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK)))
 		return;
 	struct task_struct *task = bpf_get_current_task_btf();
 	if (!(BPF_CORE_READ(task, signal, flags) & SIGNAL_GROUP_EXIT))
-		return;
-	if ((fd_mode(task, f->fd) & S_IFMT) != S_IFIFO)
 		return;
 	if (f->nr == NR_READ || f->nr == NR_READV)
 		__sync_fetch_and_add(&p->pending_pipe_readers, 1);
@@ -170,9 +211,10 @@ static __always_inline void check_pending_pipe(struct kbpf_proc *p,
 }
 
 static __always_inline void account(struct kbpf_proc *p, __u32 tgid,
-				    __u32 tid, __u32 nr, __u64 start_ns,
-				    __u64 duration_ns, long ret)
+				    __u32 tid, const struct inflight *f,
+				    __u64 start_ns, __u64 duration_ns, long ret)
 {
+	__u32 nr = f->nr;
 	struct kbpf_agg_key key = {
 		.tgid = tgid,
 		.tid = cfg_per_thread ? tid : 0,
@@ -199,8 +241,17 @@ static __always_inline void account(struct kbpf_proc *p, __u32 tgid,
 	if (bucket >= KBPF_HIST_BUCKETS)
 		bucket = KBPF_HIST_BUCKETS - 1;
 	v->hist[bucket]++;
+	bool failed = ret < 0 && ret >= -MAX_ERRNO;
+	__u32 kind = f->kind;
+	if (kind >= KBPF_KIND_FILE && kind <= KBPF_KINDS) {
+		__u64 *k = v->kinds[kind - 1];
+		k[0]++;
+		k[1] += duration_ns;
+		if (failed)
+			k[ret == -EAGAIN ? 2 : 3]++;
+	}
 
-	if (ret < 0 && ret >= -MAX_ERRNO) {
+	if (failed) {
 		if (ret == -EAGAIN)
 			v->retries++;
 		else
@@ -229,6 +280,8 @@ static __always_inline void account(struct kbpf_proc *p, __u32 tgid,
 		e->start_ns = start_ns;
 		e->duration_ns = duration_ns;
 		e->ret = ret;
+		e->fd = f->fd;
+		e->kind = kind;
 		/* Wake the reader only for a batch worth reading. */
 		__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
 					      cfg_events_wakeup_bytes
@@ -258,7 +311,7 @@ static __always_inline void on_exit(long ret)
 	 */
 	if (!p || (p->flags & KBPF_PROC_BEFORE_START))
 		return;
-	account(p, tgid, (__u32)pid_tgid, f->nr, start_ns, now - start_ns, ret);
+	account(p, tgid, (__u32)pid_tgid, f, start_ns, now - start_ns, ret);
 	check_pending_pipe(p, f, ret);
 }
 
@@ -373,15 +426,9 @@ static long fd_walk_word(__u32 word, struct fd_walk *w)
 				      (void *)(w->fd_array + (word * 64 + b) * 8));
 		if (!file)
 			continue;
-		umode_t mode = BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT;
-		if (mode == S_IFREG)
-			w->counts[0]++;
-		else if (mode == S_IFIFO)
-			w->counts[1]++;
-		else if (mode == S_IFSOCK)
-			w->counts[2]++;
-		else
-			w->counts[3]++;
+		__u32 kind = inode_kind(BPF_CORE_READ(file, f_inode));
+		if (kind >= KBPF_KIND_FILE && kind <= KBPF_KINDS)
+			w->counts[kind - 1]++;
 	}
 	return 0;
 }
@@ -399,7 +446,7 @@ static __always_inline void on_task_exit(struct task_struct *task)
 						  bpf_get_current_task_btf(), 0, 0);
 	if (f && f->start_ns && !(p->flags & KBPF_PROC_BEFORE_START)) {
 		__u64 now = bpf_ktime_get_ns();
-		account(p, tgid, (__u32)pid_tgid, f->nr, f->start_ns,
+		account(p, tgid, (__u32)pid_tgid, f, f->start_ns,
 			now - f->start_ns, 0);
 		f->start_ns = 0;
 	}

@@ -16,6 +16,7 @@
 
 #include "kbpf_trace.h"
 #include "kbpf_trace.skel.h"
+#include "syscalls.h"
 #include "tracer.h"
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
@@ -82,6 +83,8 @@ static int try_start(struct tracer *t, const struct options *o, bool tp_btf,
 	t->skel->rodata->cfg_follow = o->follow;
 	t->skel->rodata->cfg_per_thread = o->per_thread;
 	t->skel->rodata->cfg_events = o->events;
+	kp_syscall_fd_arg_bits(NULL, (uint64_t *)t->skel->rodata->cfg_fd_arg,
+			       KBPF_SYSCALL_MAX);
 	choose_programs(t->skel, tp_btf);
 	if (o->events) {
 		/* A power of two pages, as BPF_MAP_TYPE_RINGBUF demands. */

@@ -201,15 +201,23 @@ int image_fill_from_proc(struct image *im)
 	return im->exe ? 0 : -ENOENT;
 }
 
+/* As the kernel side's inode_kind(): index into fds[] (file, pipe, socket, other). */
 static int fd_kind(mode_t mode)
 {
-	if (S_ISREG(mode))
-		return 0;
-	if (S_ISFIFO(mode))
+	switch (mode & S_IFMT) {
+	case S_IFIFO:
 		return 1;
-	if (S_ISSOCK(mode))
+	case S_IFSOCK:
 		return 2;
-	return 3;
+	case S_IFREG:
+	case S_IFDIR:
+	case S_IFCHR:
+	case S_IFBLK:
+	case S_IFLNK:
+		return 0;
+	default:
+		return 3; /* anonymous inodes: fstat() shows no type */
+	}
 }
 
 void proc_fds(pid_t pid, uint64_t fds[4])
