@@ -1,8 +1,9 @@
 /*
  * --html=FILE: one self-contained report (no network, no external file):
  * the profile table, time by syscall as a bar chart, the time series of
- * the periodic aggregates, the per-thread view and the top call sites,
- * drawn as inline SVG. A few lines of inline script only mark the page as
+ * the periodic aggregates, the per-thread view, time by descriptor kind
+ * (when the traces record kinds) and the top call sites, drawn as inline
+ * SVG. A few lines of inline script only mark the page as
  * rendered and record script errors into the page (for the browser test).
  */
 #include <errno.h>
@@ -218,6 +219,58 @@ static int thread_chart(FILE *out, const struct kp_model *m)
 	return 0;
 }
 
+/* Time by descriptor kind (the `kinds` counters), and its top syscalls. */
+static int kind_section(FILE *out, const struct kp_model *m,
+			const struct kp_report_opts *o)
+{
+	if (!kp_model_has_kinds(m))
+		return 0;
+	const char *labels[KP_FD_KINDS], *texts[KP_FD_KINDS];
+	char tb[KP_FD_KINDS][96];
+	double values[KP_FD_KINDS];
+	struct kp_profile p[KP_FD_KINDS];
+	size_t n = 0;
+	int err = 0;
+	for (int k = 0; k < KP_FD_KINDS && !err; k++) {
+		if ((err = kp_kind_profile(&p[n], m, k, o)))
+			break;
+		if (!p[n].total.count) {
+			kp_profile_free(&p[n]);
+			continue;
+		}
+		snprintf(tb[n], sizeof(tb[n]), "%.3f ms, %" PRIu64 " calls, %" PRIu64 " retries",
+			 (double)p[n].total.time_ns / 1e6, p[n].total.count,
+			 p[n].total.retries);
+		labels[n] = kp_fd_kind_names[k];
+		texts[n] = tb[n];
+		values[n] = (double)p[n].total.time_ns;
+		n++;
+	}
+	if (!err && n) {
+		bar_chart(out, "time-by-kind", "Time by descriptor kind", n, labels, values,
+			  texts);
+		fputs("<table id=\"kinds\"><thead><tr><th>Kind</th><th>Calls</th>"
+		      "<th>Time (ms)</th><th>Retries</th><th>Errors</th>"
+		      "<th>Top syscalls by time</th></tr></thead><tbody>\n", out);
+		for (size_t i = 0; i < n; i++) {
+			const struct kp_row *t = &p[i].total;
+			fprintf(out, "<tr><td>%s</td><td>%" PRIu64 "</td><td>%.3f</td><td>%"
+				PRIu64 "</td><td>%" PRIu64 "</td><td>", labels[i], t->count,
+				(double)t->time_ns / 1e6, t->retries, t->errors);
+			for (size_t r = 0; r < p[i].n_rows && r < 3; r++) {
+				fputs(r ? ", " : "", out);
+				esc(out, p[i].rows[r].name);
+				fprintf(out, " %" PRIu64, p[i].rows[r].count);
+			}
+			fputs("</td></tr>\n", out);
+		}
+		fputs("</tbody></table>\n", out);
+	}
+	for (size_t i = 0; i < n; i++)
+		kp_profile_free(&p[i]);
+	return err;
+}
+
 static int sites_section(FILE *out, const struct kp_model *m)
 {
 	struct kp_site_row *rows = NULL;
@@ -281,7 +334,8 @@ int kp_write_html(FILE *out, const struct kp_model *m,
 	fputs("</p>\n", out);
 	profile_section(out, &p);
 	if ((err = time_chart(out, &p)) || (err = series_chart(out, m, interval_ms)) ||
-	    (err = thread_chart(out, m)) || (err = sites_section(out, m)))
+	    (err = thread_chart(out, m)) || (err = kind_section(out, m, &by_time)) ||
+	    (err = sites_section(out, m)))
 		goto out;
 	fputs("<h2>End state</h2>\n<pre>", out);
 	char *text = NULL;

@@ -1,8 +1,8 @@
 #!/bin/bash
 # kanalyze --html: one self-contained file (no network) that headless
 # Chromium opens with no console errors, showing its charts: time by
-# syscall, the time series and the per-thread view as inline SVG, plus the
-# profile and call-site tables. Errors are caught twice: Chromium's console
+# syscall, the time series, the per-thread view and time by descriptor kind
+# as inline SVG, plus the profile, kind and call-site tables. Errors are caught twice: Chromium's console
 # log on stderr, and the page's own error handler writing into the DOM.
 source "$KPROF_ROOT/tests/lib.sh"
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
@@ -26,13 +26,14 @@ grep -q 'CONSOLE.*no_such_function' p1.log && grep -q 'id="errors">Uncaught' bad
 browse report.html p2 > report.dom
 ! grep -q 'CONSOLE' p2.log || fail "console messages: $(grep CONSOLE p2.log)"
 grep -q '<div id="errors"></div>' report.dom || fail "page errors: $(grep -o '<div id="errors">[^<]*' report.dom)"
-grep -q 'data-rendered="3"' report.dom || fail "the page script did not count 3 charts"
-for id in time-by-syscall time-series time-by-thread; do
+grep -q 'data-rendered="4"' report.dom || fail "the page script did not count 4 charts"
+for id in time-by-syscall time-series time-by-thread time-by-kind; do
 	n=$(awk -v id="id=\"$id\"" 'index($0, id) {on = 1} on {print} on && /<\/svg>/ {exit}' \
 		report.dom | grep -o '<rect' | wc -l || true)
 	[ "$n" -gt 0 ] || fail "chart $id has no bars"
 	echo "ok: chart $id with $n bars"
 done
 grep -q '<table id="profile">' report.dom || fail "no profile table"
+grep -q '<table id="kinds">' report.dom || fail "no descriptor kind table"
 grep -q 'reader_function (sites_calls)' report.dom || fail "no call sites"
 echo "ok: report renders in $($CHROMIUM --version 2>/dev/null | head -1)"
