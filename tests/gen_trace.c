@@ -6,8 +6,12 @@
  * superseded aggregate, fork/exit/drop/events records, one syscall number
  * no table knows (999). Expected totals are in tests/t_analyze_fixture.sh.
  *
+ * --kinds adds `kinds` to some syscalls entries of process a (leaving
+ * some calls out of them, which kanalyze must show as "unknown") and
+ * six-element events to process b (expected values: t_analyze_kinds.sh).
+ *
  * Usage: gen_trace [--gzip] [--two-members] [--process=a|b|all]
- *                  [--unknown] OUT
+ *                  [--unknown] [--kinds] OUT
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -130,6 +134,29 @@ struct sc {
 	uint64_t bucket, bucket_count;
 };
 
+/* --kinds: `kinds` of some entries, six-element events (see main). */
+static bool with_kinds;
+struct kinds {
+	uint64_t pid, thread, nr;
+	const char *kind[2];
+	uint64_t c[2][4];
+};
+static const struct kinds kinds_table[] = {
+	/* read of process a, thread 1: 50 calls, 5 of them not in kinds */
+	{ 100, 1, 0, { "pipe", "socket" }, { { 30, 10000000, 0, 0 }, { 15, 2000000, 0, 0 } } },
+	{ 100, 2, 0, { "pipe", NULL }, { { 10, 1000000, 7, 0 } } },
+	{ 100, 1, 1, { "file", NULL }, { { 20, 2000000, 0, 2 } } },
+};
+
+static const struct kinds *kinds_of(uint64_t pid, uint64_t thread, uint64_t nr)
+{
+	for (size_t i = 0; with_kinds && i < sizeof(kinds_table) / sizeof(kinds_table[0]); i++)
+		if (kinds_table[i].pid == pid && kinds_table[i].thread == thread &&
+		    kinds_table[i].nr == nr)
+			return &kinds_table[i];
+	return NULL;
+}
+
 static void aggregate(uint64_t pid, uint64_t stream, uint64_t thread,
 		      uint64_t tid, uint64_t t, bool final,
 		      const struct sc *sc, unsigned n)
@@ -144,7 +171,18 @@ static void aggregate(uint64_t pid, uint64_t stream, uint64_t thread,
 	str("syscalls");
 	msgpack_pack_array(&pk, n);
 	for (unsigned i = 0; i < n; i++) {
-		msgpack_pack_map(&pk, 9);
+		const struct kinds *k = final ? kinds_of(pid, thread, sc[i].nr) : NULL;
+		msgpack_pack_map(&pk, 9 + (k != NULL));
+		if (k) {
+			str("kinds");
+			msgpack_pack_map(&pk, k->kind[1] ? 2 : 1);
+			for (int j = 0; j < 2 && k->kind[j]; j++) {
+				str(k->kind[j]);
+				msgpack_pack_array(&pk, 4);
+				for (int c = 0; c < 4; c++)
+					msgpack_pack_uint64(&pk, k->c[j][c]);
+			}
+		}
 		kv_uint("nr", sc[i].nr);
 		kv_uint("count", sc[i].count);
 		kv_uint("time_ns", sc[i].time_ns);
@@ -246,6 +284,38 @@ static void process_b(void)
 		msgpack_pack_int64(&pk, ev[i][3]);
 	}
 	flush_record();
+	if (with_kinds) {
+		/*
+		 * [start, duration, nr, ret, fd, kind] on thread 103: reads
+		 * alternate between a pipe (fd 5) and a socket (fd 6), each
+		 * an EAGAIN run of its own; fd 7 (eventfd) is closed in the
+		 * middle of one; then a futex EAGAIN without descriptor.
+		 */
+		const int64_t kev[][6] = {
+			{ 3000, 1000, 0, -11, 5, 2 }, { 3100, 1000, 0, -11, 6, 3 },
+			{ 3200, 1000, 0, -11, 7, 4 }, { 3300, 2000, 0, 1, 5, 2 },
+			{ 3400, 1000, 0, -11, 6, 3 }, { 3500, 1000, 3, 0, 7, 4 },
+			{ 3600, 5000, 0, 8, 6, 3 },   { 3700, 10, 202, -11, -1, 0 },
+			{ 3800, 10, 202, 0, -1, 0 },
+		};
+		unsigned n = sizeof(kev) / sizeof(kev[0]);
+		begin("events", 2, 101, STREAM_B, 3900);
+		kv_uint("tid", 103);
+		str("events");
+		msgpack_pack_array(&pk, n);
+		for (unsigned i = 0; i < n; i++) {
+			bool fd = kev[i][5] != 0;
+			msgpack_pack_array(&pk, fd ? 6 : 4);
+			for (int k = 0; k < 3; k++)
+				msgpack_pack_uint64(&pk, (uint64_t)kev[i][k]);
+			msgpack_pack_int64(&pk, kev[i][3]);
+			if (fd) {
+				msgpack_pack_int64(&pk, kev[i][4]);
+				msgpack_pack_uint64(&pk, (uint64_t)kev[i][5]);
+			}
+		}
+		flush_record();
+	}
 	begin("drop", 4, 101, STREAM_B, 2750);
 	kv_uint("records", 2);
 	kv_uint("events", 10);
@@ -272,13 +342,15 @@ int main(int argc, char **argv)
 			two_members = true;
 		else if (strcmp(argv[i], "--unknown") == 0)
 			unknown = true;
+		else if (strcmp(argv[i], "--kinds") == 0)
+			with_kinds = true;
 		else if (strncmp(argv[i], "--process=", 10) == 0)
 			which = argv[i] + 10;
 		else if (argv[i][0] != '-' && !path)
 			path = argv[i];
 		else {
 			fprintf(stderr, "usage: gen_trace [--gzip] [--two-members] "
-				"[--process=a|b|all] [--unknown] OUT\n");
+				"[--process=a|b|all] [--unknown] [--kinds] OUT\n");
 			return 99;
 		}
 	}
