@@ -1,0 +1,80 @@
+/* Mappings lines and ELF build-ids; see elf_build_id.h. */
+#include <elf.h>
+#include <string.h>
+
+#include "elf_build_id.h"
+
+static uint64_t hex(const char **p)
+{
+	uint64_t v = 0;
+	for (;; (*p)++) {
+		char c = **p;
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (uint64_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+bool kp_maps_parse_line(const char *line, struct kp_maps_line *m)
+{
+	const char *p = line;
+	m->start = hex(&p);
+	if (*p++ != '-')
+		return false;
+	m->end = hex(&p);
+	if (*p++ != ' ' || strlen(p) < 5 || p[2] != 'x')
+		return false;
+	p += 5;
+	m->offset = hex(&p);
+	const char *path = strchr(p, '/');
+	if (!path || strstr(path, " (deleted)"))
+		return false;
+	m->path = path;
+	return true;
+}
+
+void kp_elf_build_id(kp_pread_fn read_at, void *ctx, char *scratch,
+		     size_t scratch_size, char out[KP_BUILD_ID_HEX])
+{
+	static const char digits[] = "0123456789abcdef";
+	Elf64_Ehdr eh;
+
+	out[0] = 0;
+	if (read_at(ctx, &eh, sizeof(eh), 0) != (long)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
+		return;
+	for (unsigned i = 0; i < eh.e_phnum && i < 64; i++) {
+		Elf64_Phdr ph;
+		if (read_at(ctx, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) !=
+		    (long)sizeof(ph))
+			return;
+		if (ph.p_type != PT_NOTE || ph.p_filesz > scratch_size)
+			continue;
+		long n = read_at(ctx, scratch, ph.p_filesz, ph.p_offset);
+		for (long off = 0; n > 0 && off + (long)sizeof(Elf64_Nhdr) <= n;) {
+			Elf64_Nhdr nh;
+			memcpy(&nh, scratch + off, sizeof(nh));
+			long name_at = off + (long)sizeof(nh);
+			long desc_at = name_at + (long)((nh.n_namesz + 3) & ~3u);
+			long next = desc_at + (long)((nh.n_descsz + 3) & ~3u);
+			if (next > n)
+				break;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp(scratch + name_at, "GNU", 4) == 0 &&
+			    nh.n_descsz <= (KP_BUILD_ID_HEX - 1) / 2) {
+				for (unsigned k = 0; k < nh.n_descsz; k++) {
+					unsigned char b = (unsigned char)scratch[desc_at + k];
+					out[2 * k] = digits[b >> 4];
+					out[2 * k + 1] = digits[b & 15];
+				}
+				out[2 * nh.n_descsz] = 0;
+				return;
+			}
+			off = next;
+		}
+	}
+}
