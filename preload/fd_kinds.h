@@ -3,11 +3,14 @@
  * other), for the `kinds` counters of the aggregates and the kind element
  * of events (docs/FORMAT.md). A byte per descriptor number in .bss (only
  * the pages of numbers in use become resident); numbers beyond the table
- * count as "other". Threads update it with relaxed byte stores: two
- * threads racing on one number are racing in the kernel as well, and the
- * worst outcome is an entry that says "unknown", which the next call on
- * that descriptor classifies again. Separate from kprof.h because the
- * syscall-rewriting mode feeds it raw syscalls too (kp_fd_kinds_note).
+ * count as "other". Threads update it with relaxed byte stores after the
+ * call that changed the descriptor: two threads racing on one number are
+ * racing in the kernel as well. Mostly the loser leaves "unknown", which
+ * the next call on that descriptor classifies again; a close racing the
+ * first use of the same descriptor on another thread may leave the old
+ * kind until a hooked call makes, duplicates onto or closes that number.
+ * Separate from kprof.h because the syscall-rewriting mode feeds it raw
+ * syscalls too (kp_fd_kinds_note).
  */
 #ifndef KPROF_FD_KINDS_H
 #define KPROF_FD_KINDS_H
