@@ -9,6 +9,7 @@
 
 int kp_report_coverage(FILE *out, const struct kp_model *a,
 		       const struct kp_model *b, const char *label_a,
-		       const char *label_b, bool json, bool markdown);
+		       const char *label_b, bool json, bool markdown,
+		       bool after_start);
 
 #endif

@@ -57,6 +57,11 @@ static const char usage_text[] =
 "                        workload: per syscall, the calls A saw next to those\n"
 "                        B saw and the share (shim vs kbpf-trace: what the\n"
 "                        shim cannot see). --format=table, json or markdown\n"
+"      --after-start     with --coverage: count only B's calls made while A's\n"
+"                        shim was running in the process (after its start-up,\n"
+"                        before the exec that replaced the image), and set\n"
+"                        aside the calls A's shim made itself (its `own`\n"
+"                        records). B needs events (kbpf-trace --events)\n"
 "\n"
 "Filters (before any view):\n"
 "  -e, --trace=LIST      only these syscalls: names and classes, comma\n"
@@ -258,9 +263,10 @@ static int read_path(struct run *run, const char *path)
 }
 
 /* Reads one PATH into run; 0, EXIT_USAGE (nothing read) or -errno. */
-static int read_one(struct run *run, const char *path)
+static int read_one(struct run *run, const char *path, bool keep_events)
 {
 	kp_model_init(&run->model);
+	run->model.keep_events = keep_events;
 	run->ops.on_record = kp_model_on_record;
 	run->ops.on_damage = kp_model_on_damage;
 	run->ops.ctx = &run->model;
@@ -282,18 +288,18 @@ static int pair_status(const struct run *a, const struct run *b)
 }
 
 static int coverage_main(const char *path_a, const char *path_b,
-			 const struct kp_report_opts *opts)
+			 const struct kp_report_opts *opts, bool after_start)
 {
 	struct run a = { 0 }, b = { 0 };
 	int status = EXIT_USAGE, err;
 
-	if ((err = read_one(&a, path_a)))
+	if ((err = read_one(&a, path_a, false)))
 		goto out_a;
-	if ((err = read_one(&b, path_b)))
+	if ((err = read_one(&b, path_b, after_start)))
 		goto out_b;
 	err = kp_report_coverage(stdout, &a.model, &b.model, path_a, path_b,
 				 opts->format == KP_FORMAT_JSON,
-				 opts->format == KP_FORMAT_MARKDOWN);
+				 opts->format == KP_FORMAT_MARKDOWN, after_start);
 	if (!err && fflush(stdout))
 		err = -errno;
 	if (err < 0)
@@ -303,7 +309,7 @@ out_b:
 	kp_model_free(&b.model);
 out_a:
 	kp_model_free(&a.model);
-	if (err < 0)
+	if (err < 0 && err != -ENODATA) /* ENODATA: coverage.c said why */
 		fprintf(stderr, "kanalyze: --coverage: %s\n", strerror(-err));
 	return status;
 }
@@ -316,12 +322,12 @@ enum {
 	OPT_LISTEN = 1000, OPT_SAVE, OPT_REFRESH, OPT_LINGER, OPT_DIFF,
 	OPT_TIMELINE, OPT_SITES, OPT_FOLDED, OPT_INTERVAL, OPT_HTML, OPT_STRICT,
 	OPT_ASSERT, OPT_PID, OPT_MIN_DURATION, OPT_FAILED, OPT_SUCCEEDED,
-	OPT_BLOCKING,
+	OPT_BLOCKING, OPT_AFTER_START,
 };
 
 struct cli {
 	struct kp_report_opts opts;
-	bool coverage, diff, sites, folded, strict, blocking, by_errno;
+	bool coverage, diff, sites, folded, strict, blocking, by_errno, after_start;
 	const char *listen, *save, *timeline, *html;
 	uint64_t refresh_ms, linger_ms, interval_ms;
 	const char *asserts[MAX_ASSERTS];
@@ -398,6 +404,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 		{ "failed", no_argument, NULL, OPT_FAILED },
 		{ "succeeded", no_argument, NULL, OPT_SUCCEEDED },
 		{ "blocking", no_argument, NULL, OPT_BLOCKING },
+		{ "after-start", no_argument, NULL, OPT_AFTER_START },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -456,6 +463,9 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			break;
 		case 'c':
 			cli->coverage = true;
+			break;
+		case OPT_AFTER_START:
+			cli->after_start = true;
 			break;
 		case OPT_LISTEN: cli->listen = optarg; break;
 		case OPT_SAVE: cli->save = optarg; break;
@@ -647,9 +657,9 @@ static int diff_main(struct cli *cli, const char *path_a, const char *path_b)
 	int status = EXIT_USAGE, err;
 	size_t regressions = 0;
 
-	if ((err = read_one(&a, path_a)))
+	if ((err = read_one(&a, path_a, false)))
 		goto out_a;
-	if ((err = read_one(&b, path_b)))
+	if ((err = read_one(&b, path_b, false)))
 		goto out_b;
 	if ((err = kp_filter_apply(&a.model, &cli->filter)) ||
 	    (err = kp_filter_apply(&b.model, &cli->filter)))
@@ -697,6 +707,10 @@ int main(int argc, char **argv)
 		goto out_cli;
 	}
 
+	if (cli.after_start && !cli.coverage) {
+		usage_error("%s", "--after-start goes with --coverage");
+		goto out_cli;
+	}
 	if (cli.coverage || cli.diff) {
 		const char *what = cli.coverage ? "--coverage" : "--diff";
 		if (argc - optind != 2) {
@@ -708,7 +722,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "kanalyze: %s prints table, json or markdown\n", what);
 			goto out_cli;
 		}
-		status = cli.coverage ? coverage_main(argv[optind], argv[optind + 1], &cli.opts) :
+		status = cli.coverage ? coverage_main(argv[optind], argv[optind + 1], &cli.opts,
+						      cli.after_start) :
 					diff_main(&cli, argv[optind], argv[optind + 1]);
 		goto out_cli;
 	}

@@ -58,6 +58,11 @@ static void stream_free_header(struct kp_stream *s)
 void kp_thread_free_stats(struct kp_thread *t)
 {
 	thread_clear_stats(t);
+	free(s->hook_mode);
+	free(s->own);
+	s->hook_mode = NULL;
+	s->own = NULL;
+	s->n_own = 0;
 }
 
 static void stream_free(struct kp_stream *s);
@@ -559,7 +564,8 @@ static int on_header(struct kp_model *m, const msgpack_object *map,
 	    (err = get_str(map, "arch", &s->arch, bad)) ||
 	    (err = get_str(map, "host", &s->host, bad)) ||
 	    (err = get_str(map, "kernel", &s->kernel, bad)) ||
-	    (err = get_str(map, "coverage", &s->coverage, bad)))
+	    (err = get_str(map, "coverage", &s->coverage, bad)) ||
+	    (err = get_str(map, "hook_mode", &s->hook_mode, bad)))
 		return err;
 	if (argv && argv->via.array.size) {
 		s->argv = calloc(argv->via.array.size, sizeof(*s->argv));
@@ -930,6 +936,44 @@ static int stream_order(const void *a, const void *b)
 
 static int thread_order(const void *a, const void *b)
 {
+/* The shim's own syscalls, cumulative: the last record of a stream wins. */
+static int on_own(struct kp_model *m, const msgpack_object *map, struct bad *bad)
+{
+	uint64_t pid, id;
+	int err;
+	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
+	    (err = NEED_UINT(map, "stream", &id, bad)))
+		return err;
+	const msgpack_object *list = kp_map_get(map, "syscalls");
+	bool ok = list && list->type == MSGPACK_OBJECT_ARRAY;
+	for (uint32_t i = 0; ok && i < list->via.array.size; i++) {
+		const msgpack_object *e = &list->via.array.ptr[i];
+		ok = e->type == MSGPACK_OBJECT_ARRAY && e->via.array.size == 2 &&
+		     e->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+		     e->via.array.ptr[0].via.u64 < KP_SYSCALL_MAX &&
+		     e->via.array.ptr[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER;
+	}
+	if (!ok) {
+		bad->key = "syscalls";
+		bad->want = "array of [nr, count]";
+		return -EINVAL;
+	}
+	struct kp_stream *s;
+	if ((err = stream_get(m, pid, id, &s)))
+		return err;
+	struct kp_pair *own = calloc(list->via.array.size + 1, sizeof(*own));
+	if (!own)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < list->via.array.size; i++) {
+		own[i].key = list->via.array.ptr[i].via.array.ptr[0].via.u64;
+		own[i].value = list->via.array.ptr[i].via.array.ptr[1].via.u64;
+	}
+	free(s->own);
+	s->own = own;
+	s->n_own = list->via.array.size;
+	return 0;
+}
+
 	const struct kp_thread *x = a, *y = b;
 	return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
@@ -951,6 +995,8 @@ void kp_model_sort_streams(struct kp_model *m)
 	}
 }
 
+	else if (strcmp(rec->type, "own") == 0)
+		err = on_own(m, rec->map, &bad);
 const char *kp_model_arch(const struct kp_model *m)
 {
 	for (size_t i = 0; i < m->n_streams; i++)
@@ -1047,6 +1093,21 @@ static void row_add(struct kp_row *r, uint64_t count, uint64_t time_ns,
 /* Sorts and combines equal keys of pairs in place; returns the new count. */
 static size_t pairs_combine(struct kp_pair *p, size_t n)
 {
+const char *kp_model_hook_mode(const struct kp_model *m)
+{
+	const char *mode = NULL;
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *st = &m->streams[i];
+		if (!st->producer || strcmp(st->producer, "preload") != 0)
+			continue;
+		const char *h = st->hook_mode ? st->hook_mode : "symbols";
+		if (mode && strcmp(mode, h) != 0)
+			return "mixed";
+		mode = h;
+	}
+	return mode;
+}
+
 	if (n == 0)
 		return 0;
 	qsort(p, n, sizeof(*p), pair_by_key);

@@ -89,6 +89,10 @@ struct kp_stream {
 	uint64_t fds[KP_FD_KINDS];
 	uint64_t pending_pipe_readers, pending_pipe_writers;
 	uint64_t events; /* calls seen in events records */
+	char *hook_mode; /* shim: "rewrite" or "symbols" */
+	/* shim: its own syscalls (the last `own` record), nr -> calls */
+	struct kp_pair *own;
+	size_t n_own;
 	struct kp_thread *threads;
 	size_t n_threads, cap_threads;
 	struct kp_map *maps;
@@ -172,6 +176,11 @@ int kp_profile_build(struct kp_profile *p, const struct kp_model *m,
 		     const struct kp_stream *stream,
 		     const struct kp_thread *thread);
 void kp_profile_free(struct kp_profile *p);
+/*
+ * The shim's hook mode over every preload stream: "rewrite" or "symbols"
+ * when all agree, "mixed" when they differ, NULL without preload streams.
+ */
+const char *kp_model_hook_mode(const struct kp_model *m);
 
 enum kp_sort { KP_SORT_TIME, KP_SORT_COUNT, KP_SORT_AVG, KP_SORT_RETRIES,
 	       KP_SORT_ERRORS, KP_SORT_NAME };

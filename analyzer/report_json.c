@@ -245,6 +245,7 @@ int kp_report_json(FILE *out, const struct kp_model *m,
 	set(root, "arch", jstr(kp_model_arch(m)), &err);
 	set(root, "producer", jstr(kp_model_producer(m)), &err);
 	set(root, "coverage", jstr(kp_model_coverage(m)), &err);
+	set(root, "hook_mode", jstr(kp_model_hook_mode(m)), &err);
 	if (!err)
 		err = add_profile(root, m, NULL, NULL, o);
 	if (!err && o->by == KP_BY_KIND)

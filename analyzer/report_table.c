@@ -211,12 +211,29 @@ static int print_kinds(FILE *out, const struct kp_model *m,
 	return 0;
 }
 
+/* What the shim could see, by its hook mode (the header's hook_mode). */
+static void print_hook_coverage(FILE *out, const struct kp_model *m)
+{
+	const char *mode = kp_model_hook_mode(m);
+	if (!mode)
+		return;
+	if (strcmp(mode, "rewrite") == 0)
+		fprintf(out, "coverage: complete after start-up\n");
+	else if (strcmp(mode, "symbols") == 0)
+		fprintf(out, "coverage: libc exported functions only — futex and "
+			     "internal calls are not seen; use kbpf-trace or run as root\n");
+	else
+		fprintf(out, "coverage: mixed — some processes complete after "
+			     "start-up, some libc exported functions only\n");
+}
+
 int kp_report_table(FILE *out, const struct kp_model *m,
 		    const struct kp_report_opts *o)
 {
 	int err = 0;
 
 	fprintf(out, "=== Syscall Profile ===\n");
+	print_hook_coverage(out, m);
 	if (o->by == KP_BY_SYSCALL) {
 		struct kp_profile p;
 		err = kp_report_profile(&p, m, NULL, NULL, o);

@@ -323,6 +323,19 @@ void kp_rec_exit_detached(struct kp_writer *w, const struct kp_rec_exit *e)
 	put_exit(w, e, true);
 }
 
+void kp_rec_own(struct kp_writer *w, const struct kp_rec_common *c,
+		const uint32_t *nr, const uint64_t *count, unsigned n)
+{
+	begin_record(w, "own", c, 1);
+	put_str(w, "syscalls");
+	msgpack_pack_array(&w->pk, n);
+	for (unsigned i = 0; i < n; i++) {
+		msgpack_pack_array(&w->pk, 2);
+		msgpack_pack_uint64(&w->pk, nr[i]);
+		msgpack_pack_uint64(&w->pk, count[i]);
+	}
+}
+
 void kp_rec_maps_begin(struct kp_writer *w, const struct kp_rec_common *c,
 		       unsigned n_maps)
 {

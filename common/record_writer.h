@@ -159,3 +159,6 @@ void kp_rec_maps_begin(struct kp_writer *w, const struct kp_rec_common *c,
 void kp_rec_map(struct kp_writer *w, const struct kp_rec_map *m);
 
 #endif
+/* The producer's own syscalls: n pairs (nr[i], count[i]). */
+void kp_rec_own(struct kp_writer *w, const struct kp_rec_common *c,
+		const uint32_t *nr, const uint64_t *count, unsigned n);

@@ -341,6 +341,8 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 		struct kp_rec_common c = common();
 		kp_rec_exec(w, &c, exec_path ? exec_path : "");
 	}
+	/* last: the exit record's /proc reads are in it */
+	kp_own_write(w, final);
 	err = kp_writer_flush(w);
 	if (!err)
 		err = kp_output_end_batch(final);

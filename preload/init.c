@@ -305,6 +305,7 @@ void kp_after_fork_child(void)
 	kp_proc.lost_forks = 0;
 	kp_proc.shared_vm = false;
 	kp_threads_after_fork();
+	kp_own_reset();
 	kp_output_after_fork();
 	kp_flush_after_fork();
 	set_deadline();

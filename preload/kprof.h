@@ -80,8 +80,9 @@ static inline long kp_raw_syscall6(long nr, long a1, long a2, long a3, long a4,
 #define KP_RAW_A_(d, a1, a2, a3, a4, a5, a6, ...)                              \
 	(long)(a1), (long)(a2), (long)(a3), (long)(a4), (long)(a5), (long)(a6)
 /* kp_raw(SYS_x, args...): -errno on failure, errno untouched. */
-#define kp_raw(nr, ...) kp_raw_syscall6((nr), KP_RAW_A(__VA_ARGS__))
-#define kp_raw0(nr) kp_raw_syscall6((nr), 0, 0, 0, 0, 0, 0)
+/* The shim's own calls, counted for the `own` record (own_calls.c). */
+#define kp_raw(nr, ...) kp_own_syscall6((nr), KP_RAW_A(__VA_ARGS__))
+#define kp_raw0(nr) kp_own_syscall6((nr), 0, 0, 0, 0, 0, 0)
 
 /* ---- clock (clock.c) ---- */
 
@@ -285,6 +286,24 @@ extern __thread unsigned kp_tls_flags;
 
 enum { KP_UNINIT, KP_ACTIVE, KP_PASSIVE };
 extern volatile int kp_state;
+
+/*
+ * The syscalls the shim makes for itself while active (trace output,
+ * /proc reads, rewriting code), per number: written as the `own` record
+ * so that a comparison with a kernel-side trace can set them aside.
+ */
+extern uint64_t kp_own_calls[KP_SYSCALL_MAX];
+static inline long kp_own_syscall6(long nr, long a1, long a2, long a3, long a4,
+				   long a5, long a6)
+{
+	if ((unsigned long)nr < KP_SYSCALL_MAX && kp_state == KP_ACTIVE)
+		__atomic_fetch_add(&kp_own_calls[nr], 1, __ATOMIC_RELAXED);
+	return kp_raw_syscall6(nr, a1, a2, a3, a4, a5, a6);
+}
+/* The `own` record, when there is something in it (flush.c). */
+struct kp_writer;
+void kp_own_write(struct kp_writer *w, bool final);
+void kp_own_reset(void);
 extern volatile uint64_t kp_deadline; /* in ticks */
 
 struct kp_call {
@@ -553,6 +572,8 @@ void kp_flush_unlock(void);
 /* ---- thread blocks (thread_state.c) ---- */
 
 struct kp_thread *kp_thread_attach(void);
+/* This thread is exiting (its pthread key destructor, or its exit syscall). */
+void kp_thread_end(struct kp_thread *t);
 int kp_thread_key_init(void);
 void kp_threads_after_fork(void);
 /* Iterates every block in the process. */

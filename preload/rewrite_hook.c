@@ -60,9 +60,12 @@ static inline bool failed_ret(long r)
  */
 static inline bool begin(struct kp_call *c, unsigned nr, long arg0)
 {
-	if (likely(kp_self && !kp_tls_flags))
+	/* as in symbol mode, a thread with a block counts even inside a
+	 * flush (a signal handler's calls); the shim's own work does not */
+	unsigned flags = kp_tls_flags;
+	if (likely(kp_self && !(flags & KP_TLS_IN_INIT)))
 		return kp_call_start(c, nr, arg0);
-	if ((kp_tls_flags & ~KP_TLS_EXITING) ||
+	if ((flags & (KP_TLS_IN_INIT | KP_TLS_VFORK_CHILD)) ||
 	    __atomic_load_n(&kp_state, __ATOMIC_ACQUIRE) != KP_ACTIVE)
 		return false;
 	return kp_call_start(c, nr, arg0);
@@ -80,11 +83,20 @@ static inline void note_kinds(const struct kp_rw_frame *f, long r)
 	kp_fd_kinds_note((unsigned)f->nr, (const long *)(const void *)f->args, r);
 }
 
+/* A call passed through: the shim's own when it comes from the shim's work. */
+static void not_counted(unsigned nr)
+{
+	if ((kp_tls_flags & KP_TLS_IN_INIT) && kp_state == KP_ACTIVE)
+		__atomic_fetch_add(&kp_own_calls[nr], 1, __ATOMIC_RELAXED);
+}
+
 static inline long timed(struct kp_rw_frame *f, unsigned nr)
 {
 	struct kp_call c;
-	if (unlikely(!begin(&c, nr, (long)f->args[0])))
+	if (unlikely(!begin(&c, nr, (long)f->args[0]))) {
+		not_counted(nr);
 		return sys_of(f);
+	}
 	uint64_t site = kp_caller_site;
 	c.site = site ? site : f->ret_addr;
 	long r = sys_of(f);
@@ -292,8 +304,7 @@ static int exec_call(struct kp_rw_frame *f)
 
 static void count_untimed(unsigned nr)
 {
-	if (kp_state != KP_ACTIVE ||
-	    (kp_tls_flags & (KP_TLS_VFORK_CHILD | KP_TLS_IN_INIT | KP_TLS_FLUSHING)))
+	if (kp_state != KP_ACTIVE || (kp_tls_flags & (KP_TLS_VFORK_CHILD | KP_TLS_IN_INIT)))
 		return;
 	int e = errno;
 	if (kp_self)
@@ -334,10 +345,15 @@ static int special_call(struct kp_rw_frame *f)
 		if (!failed_ret(r) && (uint64_t)r != a[0])
 			kp_rw_moved(a[0], a[1], (uint64_t)r);
 		break;
-	case SYS_exit:
+	case SYS_exit: {
+		/* the thread's last call: counted, then its block is done */
+		struct kp_thread *t = kp_self;
 		count_untimed(SYS_exit);
+		if (t && !(kp_tls_flags & KP_TLS_VFORK_CHILD))
+			kp_thread_end(t);
 		r = sys_of(f);
 		break;
+	}
 	case SYS_exit_group:
 		if (tracing())
 			kp_finish((int)a[0], true);

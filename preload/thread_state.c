@@ -94,13 +94,22 @@ struct kp_thread *kp_thread_attach(void)
 	return t;
 }
 
-static void thread_key_destructor(void *p)
+/* The thread is going: its block is written once more, then reused. */
+void kp_thread_end(struct kp_thread *t)
 {
-	struct kp_thread *t = p;
 	kp_self = NULL;
 	kp_tls_flags |= KP_TLS_EXITING;
 	t->cur_nr = 0;
 	__atomic_store_n(&t->state, KP_BLOCK_EXITED, __ATOMIC_RELEASE);
+}
+
+static void thread_key_destructor(void *p)
+{
+	/* rewrite mode sees the thread's last calls (the stack's madvise,
+	 * exit): its exit syscall ends the block (rewrite_hook.c) */
+	if (kp_rw_active)
+		return;
+	kp_thread_end(p);
 }
 
 int kp_thread_key_init(void)

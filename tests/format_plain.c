@@ -20,7 +20,7 @@
 #include <zlib.h>
 
 /* u uint, i int, s str, b bool, A array of str, M map, S syscalls, E
- * events, C clock, F fds */
+ * events, C clock, F fds, O own syscalls ([nr, count] pairs) */
 struct key {
 	const char *name;
 	char type;
@@ -57,6 +57,7 @@ static struct rtype types[] = {
 	{ "drop", { COMMON, { "records", 'u', true }, { "events", 'u', true },
 		    { "bytes", 'u', true }, { "reason", 's', true } } },
 	{ "maps", { COMMON, { "maps", 'P', true } } },
+	{ "own", { COMMON, { "syscalls", 'O', true } } },
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 static bool seen[NTYPES];
@@ -269,6 +270,16 @@ struct stream_id {
 static struct stream_id *headers;
 static size_t n_headers;
 
+	case 'O':
+		if (v->type != MSGPACK_OBJECT_ARRAY)
+			return fail("\"%s\" is not an array", name);
+		for (uint32_t i = 0; i < v->via.array.size; i++) {
+			const msgpack_object *e = &v->via.array.ptr[i];
+			if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size != 2 ||
+			    !is_uint(&e->via.array.ptr[0]) || !is_uint(&e->via.array.ptr[1]))
+				return fail("\"%s\" entry is not [nr, count]", name);
+		}
+		break;
 static bool check_record(const msgpack_object *o)
 {
 	why = NULL;
