@@ -154,6 +154,8 @@ $(BUILD)/tests/static_%: tests/static_%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -static -o $@ $<
+# kbpf-trace --stacks walks frame pointers: its test program keeps them.
+$(BUILD)/tests/bpf_stacks: CFLAGS += -fno-omit-frame-pointer -fno-optimize-sibling-calls
 # Test programs run under the shim, so SAN=1 gives them what it gives the
 # shim (UBSan; an ASan program cannot have a library preloaded before its
 # runtime) and they link the common code built that way.

@@ -305,9 +305,7 @@ int kp_filter_apply(struct kp_model *m, const struct kp_filter *f)
 				if (nr_passes(f, th->sc[k].nr)) {
 					th->sc[out++] = th->sc[k];
 				} else {
-					free(th->sc[k].errnos);
-					free(th->sc[k].hist);
-					free(th->sc[k].sites);
+					kp_sc_free(&th->sc[k]);
 				}
 			}
 			th->n_sc = out;

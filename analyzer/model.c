@@ -24,13 +24,25 @@ void kp_model_init(struct kp_model *m)
 	memset(m, 0, sizeof(*m));
 }
 
+void kp_sc_free(struct kp_sc_stats *sc)
+{
+	free(sc->errnos);
+	free(sc->hist);
+	free(sc->sites);
+	for (size_t k = 0; k < sc->n_stacks; k++)
+		free(sc->stacks[k].pcs);
+	free(sc->stacks);
+	sc->errnos = NULL;
+	sc->hist = NULL;
+	sc->sites = NULL;
+	sc->stacks = NULL;
+	sc->n_errnos = sc->n_hist = sc->n_sites = sc->n_stacks = 0;
+}
+
 static void thread_clear_stats(struct kp_thread *t)
 {
-	for (size_t i = 0; i < t->n_sc; i++) {
-		free(t->sc[i].errnos);
-		free(t->sc[i].hist);
-		free(t->sc[i].sites);
-	}
+	for (size_t i = 0; i < t->n_sc; i++)
+		kp_sc_free(&t->sc[i]);
 	free(t->sc);
 	t->sc = NULL;
 	t->n_sc = 0;
@@ -46,6 +58,11 @@ static void stream_free_header(struct kp_stream *s)
 	free(s->host);
 	free(s->kernel);
 	free(s->coverage);
+	free(s->hook_mode);
+	free(s->own);
+	s->hook_mode = NULL;
+	s->own = NULL;
+	s->n_own = 0;
 	for (size_t i = 0; i < s->argc; i++)
 		free(s->argv[i]);
 	free(s->argv);
@@ -58,11 +75,6 @@ static void stream_free_header(struct kp_stream *s)
 void kp_thread_free_stats(struct kp_thread *t)
 {
 	thread_clear_stats(t);
-	free(s->hook_mode);
-	free(s->own);
-	s->hook_mode = NULL;
-	s->own = NULL;
-	s->n_own = 0;
 }
 
 static void stream_free(struct kp_stream *s);
@@ -315,6 +327,41 @@ static int parse_kinds(const msgpack_object *o, struct kp_sc_stats *sc)
 	return 0;
 }
 
+/* `stacks` of a syscalls entry (kbpf-trace --stacks). */
+static int parse_stacks(const msgpack_object *o, struct kp_sc_stats *sc)
+{
+	if (!o)
+		return 0;
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return -EINVAL;
+	if (!o->via.array.size)
+		return 0;
+	sc->stacks = calloc(o->via.array.size, sizeof(*sc->stacks));
+	if (!sc->stacks)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < o->via.array.size; i++) {
+		const msgpack_object *e = &o->via.array.ptr[i];
+		struct kp_stack *st = &sc->stacks[sc->n_stacks];
+		if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size < 3 ||
+		    e->via.array.ptr[0].type != MSGPACK_OBJECT_ARRAY ||
+		    kp_obj_uint(&e->via.array.ptr[1], &st->count) ||
+		    kp_obj_uint(&e->via.array.ptr[2], &st->time_ns))
+			return -EINVAL;
+		const msgpack_object *pcs = &e->via.array.ptr[0];
+		if (pcs->via.array.size) {
+			st->pcs = calloc(pcs->via.array.size, sizeof(*st->pcs));
+			if (!st->pcs)
+				return -ENOMEM;
+		}
+		sc->n_stacks++;
+		for (uint32_t k = 0; k < pcs->via.array.size; k++)
+			if (kp_obj_uint(&pcs->via.array.ptr[k], &st->pcs[k]))
+				return -EINVAL;
+		st->depth = pcs->via.array.size;
+	}
+	return 0;
+}
+
 static int parse_sc_entry(const msgpack_object *o, struct kp_sc_stats *sc,
 			  struct bad *bad)
 {
@@ -390,6 +437,12 @@ static int parse_sc_entry(const msgpack_object *o, struct kp_sc_stats *sc,
 		bad->key = "sites";
 		bad->want = "array of [address, count, time_ns]";
 		return -EINVAL;
+	}
+	if ((err = parse_stacks(kp_map_get(o, "stacks"), sc))) {
+		kp_sc_free(sc);
+		bad->key = "stacks";
+		bad->want = "array of [[pc, ...], count, time_ns]";
+		return err;
 	}
 	return 0;
 }
@@ -883,59 +936,6 @@ static int on_lifecycle(struct kp_model *m, const char *type,
 	return 0;
 }
 
-int kp_model_on_record(const struct kp_record *rec, void *model)
-{
-	struct kp_model *m = model;
-	struct bad bad = { NULL, NULL };
-	int err;
-
-	m->records++;
-	if (strcmp(rec->type, "aggregate") == 0)
-		err = on_aggregate(m, rec->map, &bad);
-	else if (strcmp(rec->type, "header") == 0)
-		err = on_header(m, rec->map, &bad);
-	else if (strcmp(rec->type, "exit") == 0)
-		err = on_exit_record(m, rec->map, &bad);
-	else if (strcmp(rec->type, "drop") == 0)
-		err = on_drop(m, rec->map, &bad);
-	else if (strcmp(rec->type, "events") == 0)
-		err = on_events(m, rec->map, &bad);
-	else if (strcmp(rec->type, "fork") == 0 || strcmp(rec->type, "exec") == 0)
-		err = on_lifecycle(m, rec->type, rec->map, &bad);
-	else if (strcmp(rec->type, "maps") == 0)
-		err = on_maps(m, rec->map, &bad);
-	else {
-		m->unknown_records++;
-		return seq_note(m, rec->map);
-	}
-	if (!err)
-		err = seq_note(m, rec->map);
-	if (err != -EINVAL)
-		return err;
-	char why[160];
-	snprintf(why, sizeof(why), "malformed %s record (\"%s\" is not %s%s)",
-		 rec->type, bad.key ? bad.key : "?",
-		 bad.want && strchr("aeiou", bad.want[0]) ? "an " : "a ",
-		 bad.want ? bad.want : "valid");
-	return add_damage(m, rec->source, rec->offset, rec->decompressed, why);
-}
-
-/* ---- queries ---- */
-
-static int stream_order(const void *a, const void *b)
-{
-	const struct kp_stream *x = a, *y = b;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	return 0;
-}
-
-static int thread_order(const void *a, const void *b)
-{
 /* The shim's own syscalls, cumulative: the last record of a stream wins. */
 static int on_own(struct kp_model *m, const msgpack_object *map, struct bad *bad)
 {
@@ -974,6 +974,61 @@ static int on_own(struct kp_model *m, const msgpack_object *map, struct bad *bad
 	return 0;
 }
 
+int kp_model_on_record(const struct kp_record *rec, void *model)
+{
+	struct kp_model *m = model;
+	struct bad bad = { NULL, NULL };
+	int err;
+
+	m->records++;
+	if (strcmp(rec->type, "aggregate") == 0)
+		err = on_aggregate(m, rec->map, &bad);
+	else if (strcmp(rec->type, "header") == 0)
+		err = on_header(m, rec->map, &bad);
+	else if (strcmp(rec->type, "exit") == 0)
+		err = on_exit_record(m, rec->map, &bad);
+	else if (strcmp(rec->type, "drop") == 0)
+		err = on_drop(m, rec->map, &bad);
+	else if (strcmp(rec->type, "events") == 0)
+		err = on_events(m, rec->map, &bad);
+	else if (strcmp(rec->type, "fork") == 0 || strcmp(rec->type, "exec") == 0)
+		err = on_lifecycle(m, rec->type, rec->map, &bad);
+	else if (strcmp(rec->type, "maps") == 0)
+		err = on_maps(m, rec->map, &bad);
+	else if (strcmp(rec->type, "own") == 0)
+		err = on_own(m, rec->map, &bad);
+	else {
+		m->unknown_records++;
+		return seq_note(m, rec->map);
+	}
+	if (!err)
+		err = seq_note(m, rec->map);
+	if (err != -EINVAL)
+		return err;
+	char why[160];
+	snprintf(why, sizeof(why), "malformed %s record (\"%s\" is not %s%s)",
+		 rec->type, bad.key ? bad.key : "?",
+		 bad.want && strchr("aeiou", bad.want[0]) ? "an " : "a ",
+		 bad.want ? bad.want : "valid");
+	return add_damage(m, rec->source, rec->offset, rec->decompressed, why);
+}
+
+/* ---- queries ---- */
+
+static int stream_order(const void *a, const void *b)
+{
+	const struct kp_stream *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	return 0;
+}
+
+static int thread_order(const void *a, const void *b)
+{
 	const struct kp_thread *x = a, *y = b;
 	return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
@@ -995,8 +1050,6 @@ void kp_model_sort_streams(struct kp_model *m)
 	}
 }
 
-	else if (strcmp(rec->type, "own") == 0)
-		err = on_own(m, rec->map, &bad);
 const char *kp_model_arch(const struct kp_model *m)
 {
 	for (size_t i = 0; i < m->n_streams; i++)
@@ -1038,6 +1091,21 @@ const char *kp_model_producer(const struct kp_model *m)
 		p = q;
 	}
 	return p;
+}
+
+const char *kp_model_hook_mode(const struct kp_model *m)
+{
+	const char *mode = NULL;
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *st = &m->streams[i];
+		if (!st->producer || strcmp(st->producer, "preload") != 0)
+			continue;
+		const char *h = st->hook_mode ? st->hook_mode : "symbols";
+		if (mode && strcmp(mode, h) != 0)
+			return "mixed";
+		mode = h;
+	}
+	return mode;
 }
 
 const char *kp_model_coverage(const struct kp_model *m)
@@ -1093,21 +1161,6 @@ static void row_add(struct kp_row *r, uint64_t count, uint64_t time_ns,
 /* Sorts and combines equal keys of pairs in place; returns the new count. */
 static size_t pairs_combine(struct kp_pair *p, size_t n)
 {
-const char *kp_model_hook_mode(const struct kp_model *m)
-{
-	const char *mode = NULL;
-	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *st = &m->streams[i];
-		if (!st->producer || strcmp(st->producer, "preload") != 0)
-			continue;
-		const char *h = st->hook_mode ? st->hook_mode : "symbols";
-		if (mode && strcmp(mode, h) != 0)
-			return "mixed";
-		mode = h;
-	}
-	return mode;
-}
-
 	if (n == 0)
 		return 0;
 	qsort(p, n, sizeof(*p), pair_by_key);

@@ -26,6 +26,13 @@ struct kp_site {
 	uint64_t count, time_ns;
 };
 
+/* One user stack of a syscall (kbpf-trace --stacks), innermost frame first. */
+struct kp_stack {
+	uint64_t *pcs; /* NULL with depth 0: calls whose stack is unknown */
+	size_t depth;
+	uint64_t count, time_ns;
+};
+
 /* One syscalls entry of one thread's last aggregate. */
 struct kp_sc_stats {
 	uint64_t nr, count, time_ns, min_ns, max_ns, retries, errors;
@@ -38,6 +45,8 @@ struct kp_sc_stats {
 	/* `kinds`: [count, time_ns, retries, errors] per enum kp_fd_kind */
 	bool have_kinds;
 	uint64_t kinds[4][4];
+	struct kp_stack *stacks;
+	size_t n_stacks;
 };
 
 /* One entry of a stream's last `maps` record. */
@@ -80,6 +89,10 @@ struct kp_stream {
 	uint64_t pid, stream, ppid, parent_stream, version, start_ns;
 	bool have_header;
 	char *producer, *origin, *exe, *arch, *host, *kernel, *coverage;
+	char *hook_mode; /* shim: "rewrite" or "symbols" */
+	/* shim: its own syscalls (the last `own` record), nr -> calls */
+	struct kp_pair *own;
+	size_t n_own;
 	char **argv;
 	size_t argc;
 	bool have_exit;
@@ -89,10 +102,6 @@ struct kp_stream {
 	uint64_t fds[KP_FD_KINDS];
 	uint64_t pending_pipe_readers, pending_pipe_writers;
 	uint64_t events; /* calls seen in events records */
-	char *hook_mode; /* shim: "rewrite" or "symbols" */
-	/* shim: its own syscalls (the last `own` record), nr -> calls */
-	struct kp_pair *own;
-	size_t n_own;
 	struct kp_thread *threads;
 	size_t n_threads, cap_threads;
 	struct kp_map *maps;
@@ -167,6 +176,11 @@ uint64_t kp_model_threads(const struct kp_model *m);
 /* The one producer/coverage of every header, or NULL when they differ. */
 const char *kp_model_producer(const struct kp_model *m);
 const char *kp_model_coverage(const struct kp_model *m);
+/*
+ * The shim's hook mode over every preload stream: "rewrite" or "symbols"
+ * when all agree, "mixed" when they differ, NULL without preload streams.
+ */
+const char *kp_model_hook_mode(const struct kp_model *m);
 
 /*
  * Merge threads into rows. stream NULL = every stream; thread NULL = all
@@ -176,11 +190,6 @@ int kp_profile_build(struct kp_profile *p, const struct kp_model *m,
 		     const struct kp_stream *stream,
 		     const struct kp_thread *thread);
 void kp_profile_free(struct kp_profile *p);
-/*
- * The shim's hook mode over every preload stream: "rewrite" or "symbols"
- * when all agree, "mixed" when they differ, NULL without preload streams.
- */
-const char *kp_model_hook_mode(const struct kp_model *m);
 
 enum kp_sort { KP_SORT_TIME, KP_SORT_COUNT, KP_SORT_AVG, KP_SORT_RETRIES,
 	       KP_SORT_ERRORS, KP_SORT_NAME };
@@ -191,6 +200,8 @@ void kp_profile_sort(struct kp_profile *p, enum kp_sort by);
 uint64_t kp_stream_missing(const struct kp_stream *s,
 			   struct kp_seq_range *holes, size_t max_holes,
 			   size_t *n_holes);
+/* Frees what one syscalls entry points to (errnos, hist, sites, stacks). */
+void kp_sc_free(struct kp_sc_stats *sc);
 /* Frees one thread's counters (its syscalls entries). */
 void kp_thread_free_stats(struct kp_thread *t);
 /* Removes stream i from the model (the index is rebuilt). */

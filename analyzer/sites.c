@@ -1,9 +1,12 @@
 /*
  * Call sites: the shim's per-syscall return addresses of the hooked libc
- * functions, resolved per stream (each stream has its own mappings) and
- * merged over the whole model by (syscall, resolved name). --sites prints
- * the top sites of each syscall by time; --folded writes
- * "program;library`function;syscall count" lines for flame graph tools.
+ * functions, or the innermost frame outside libc and the dynamic loader
+ * of kbpf-trace's user stacks (--stacks), resolved per stream (each
+ * stream has its own mappings) and merged over the whole model by
+ * (syscall, resolved name). --sites prints the top sites of each syscall
+ * by time; --folded writes "library`function;...;syscall count" lines for
+ * flame graph tools: the site alone for the shim, the whole stack, root
+ * first, for kbpf-trace.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,8 +28,59 @@ static int row_cmp_key(const void *a, const void *b)
 	return strcmp(x->where, y->where);
 }
 
-int kp_sites_collect(const struct kp_model *m, struct kp_site_row **rows,
-		     size_t *n_rows)
+/* The C library and the dynamic loader: a site is the code that called them. */
+static bool in_libc(const struct kp_stream *s, uint64_t pc)
+{
+	const struct kp_map *mp = kp_map_of(s, pc);
+	if (!mp)
+		return false;
+	const char *base = strrchr(mp->path, '/');
+	base = base ? base + 1 : mp->path;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+	       !strncmp(base, "ld-linux", 8) || !strncmp(base, "ld.so", 5) ||
+	       !strncmp(base, "ld64.so", 7) || !strncmp(base, "libpthread", 10);
+}
+
+/*
+ * Frames of a frame-pointer stack worth showing: up to the first one in
+ * no mapping (code without frame pointers left a register value in the
+ * chain; what follows it was read through that value, so it is noise).
+ */
+static size_t stack_depth(const struct kp_stream *s, const struct kp_stack *st)
+{
+	for (size_t f = 0; f < st->depth; f++)
+		if (!kp_map_of(s, st->pcs[f] - 1)) /* frames are return addresses */
+			return f + 1;
+	return st->depth;
+}
+
+/* The frame of a stack that stands for its call site. */
+static uint64_t stack_site(const struct kp_stream *s, const struct kp_stack *st)
+{
+	for (size_t f = 0; f < st->depth; f++)
+		if (kp_map_of(s, st->pcs[f] - 1) && !in_libc(s, st->pcs[f] - 1))
+			return st->pcs[f];
+	return st->pcs[0];
+}
+
+static int add_row(struct kp_site_row **r, size_t *n, size_t *cap,
+		   struct kp_site_row **out)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		void *p = reallocarray(*r, *cap, sizeof(**r));
+		if (!p)
+			return -ENOMEM;
+		*r = p;
+	}
+	*out = &(*r)[(*n)++];
+	memset(*out, 0, sizeof(**out));
+	return 0;
+}
+
+/* The shim's sites, and with stacks the site of each of kbpf-trace's stacks. */
+static int collect_sites(const struct kp_model *m, bool stacks,
+			 struct kp_site_row **rows, size_t *n_rows)
 {
 	struct kp_symbolizer *sym = NULL;
 	struct kp_site_row *r = NULL;
@@ -41,18 +95,11 @@ int kp_sites_collect(const struct kp_model *m, struct kp_site_row **rows,
 			const struct kp_thread *th = &s->threads[t];
 			for (size_t k = 0; k < th->n_sc; k++) {
 				const struct kp_sc_stats *sc = &th->sc[k];
-				for (size_t j = 0; j < sc->n_sites; j++) {
-					if (n == cap) {
-						cap = cap ? cap * 2 : 64;
-						void *p = reallocarray(r, cap, sizeof(*r));
-						if (!p) {
-							err = -ENOMEM;
-							goto out;
-						}
-						r = p;
-					}
-					struct kp_site_row *x = &r[n++];
-					memset(x, 0, sizeof(*x));
+				size_t n_stacks = stacks ? sc->n_stacks : 0;
+				for (size_t j = 0; j < sc->n_sites + n_stacks; j++) {
+					struct kp_site_row *x;
+					if ((err = add_row(&r, &n, &cap, &x)))
+						goto out;
 					x->nr = sc->nr;
 					const char *name = sc->nr < KP_SYSCALL_MAX ?
 						kp_syscall_name(arch, (unsigned)sc->nr) : NULL;
@@ -61,10 +108,21 @@ int kp_sites_collect(const struct kp_model *m, struct kp_site_row **rows,
 					else
 						snprintf(x->syscall, sizeof(x->syscall),
 							 "syscall_%" PRIu64, sc->nr);
-					kp_symbolize(sym, s, sc->sites[j].addr, x->where,
-						     sizeof(x->where));
-					x->count = sc->sites[j].count;
-					x->time_ns = sc->sites[j].time_ns;
+					if (j < sc->n_sites) {
+						kp_symbolize(sym, s, sc->sites[j].addr, x->where,
+							     sizeof(x->where));
+						x->count = sc->sites[j].count;
+						x->time_ns = sc->sites[j].time_ns;
+						continue;
+					}
+					const struct kp_stack *st = &sc->stacks[j - sc->n_sites];
+					if (st->depth)
+						kp_symbolize(sym, s, stack_site(s, st), x->where,
+							     sizeof(x->where));
+					else
+						snprintf(x->where, sizeof(x->where), "[unknown stack]");
+					x->count = st->count;
+					x->time_ns = st->time_ns;
 				}
 			}
 		}
@@ -91,6 +149,12 @@ out:
 	*rows = r;
 	*n_rows = n;
 	return 0;
+}
+
+int kp_sites_collect(const struct kp_model *m, struct kp_site_row **rows,
+		     size_t *n_rows)
+{
+	return collect_sites(m, true, rows, n_rows);
 }
 
 int kp_report_sites(FILE *out, const struct kp_model *m,
@@ -159,7 +223,7 @@ int kp_report_sites(FILE *out, const struct kp_model *m,
 		fprintf(out, "]}\n");
 	else if (!any)
 		fprintf(out, "No call sites in these traces (the shim records them; "
-			"kbpf-trace does not).\n=== End Call Sites ===\n");
+			"kbpf-trace with --stacks).\n=== End Call Sites ===\n");
 	else
 		fprintf(out, "=== End Call Sites ===\n");
 	kp_profile_free(&p);
@@ -182,11 +246,116 @@ static void folded_frame(char *out, size_t size, const char *where)
 			*c = '_';
 }
 
+struct folded_line {
+	char *text; /* "frame;frame;...;syscall" */
+	uint64_t count;
+};
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->text,
+		      ((const struct folded_line *)b)->text);
+}
+
+/* One stack, root first: "lib`caller;...;lib`innermost;syscall". */
+static char *folded_stack(struct kp_symbolizer *sym, const struct kp_stream *s,
+			  const struct kp_stack *st, const char *syscall)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	if (!st->depth)
+		fputs("[unknown_stack];", f);
+	for (size_t k = stack_depth(s, st); k-- > 0;) {
+		char where[256], frame[300];
+		kp_symbolize(sym, s, st->pcs[k], where, sizeof(where));
+		folded_frame(frame, sizeof(frame), where);
+		fprintf(f, "%s;", frame);
+	}
+	fputs(syscall, f);
+	if (fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* kbpf-trace's stacks, whole; identical lines merged. */
+static int write_folded_stacks(FILE *out, const struct kp_model *m)
+{
+	struct kp_symbolizer *sym = NULL;
+	struct folded_line *lines = NULL;
+	size_t n = 0, cap = 0;
+	int err = kp_symbolizer_new(&sym);
+	if (err)
+		return err;
+	for (size_t i = 0; i < m->n_streams && !err; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		const char *arch = s->arch ? s->arch : kp_model_arch(m);
+		for (size_t t = 0; t < s->n_threads && !err; t++) {
+			const struct kp_thread *th = &s->threads[t];
+			for (size_t k = 0; k < th->n_sc && !err; k++) {
+				const struct kp_sc_stats *sc = &th->sc[k];
+				char syscall[40];
+				const char *name = sc->nr < KP_SYSCALL_MAX ?
+					kp_syscall_name(arch, (unsigned)sc->nr) : NULL;
+				if (name)
+					snprintf(syscall, sizeof(syscall), "%s", name);
+				else
+					snprintf(syscall, sizeof(syscall), "syscall_%" PRIu64, sc->nr);
+				for (size_t j = 0; j < sc->n_stacks; j++) {
+					if (n == cap) {
+						cap = cap ? 2 * cap : 64;
+						void *p = reallocarray(lines, cap, sizeof(*lines));
+						if (!p) {
+							err = -ENOMEM;
+							break;
+						}
+						lines = p;
+					}
+					lines[n].text = folded_stack(sym, s, &sc->stacks[j], syscall);
+					lines[n].count = sc->stacks[j].count;
+					if (!lines[n].text) {
+						err = -ENOMEM;
+						break;
+					}
+					n++;
+				}
+			}
+		}
+	}
+	if (n > 1)
+		qsort(lines, n, sizeof(*lines), cmp_line);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t count = lines[i].count;
+		while (i + 1 < n && !strcmp(lines[i].text, lines[i + 1].text))
+			count += lines[++i].count;
+		if (!err && count)
+			fprintf(out, "%s %" PRIu64 "\n", lines[i].text, count);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(lines[i].text);
+	free(lines);
+	kp_symbolizer_free(sym);
+	return err;
+}
+
 int kp_write_folded(FILE *out, const struct kp_model *m)
 {
 	struct kp_site_row *rows = NULL;
 	size_t n = 0;
-	int err = kp_sites_collect(m, &rows, &n);
+	bool stacks = false;
+	for (size_t i = 0; i < m->n_streams && !stacks; i++)
+		for (size_t t = 0; t < m->streams[i].n_threads && !stacks; t++)
+			for (size_t k = 0; k < m->streams[i].threads[t].n_sc && !stacks; k++)
+				stacks = m->streams[i].threads[t].sc[k].n_stacks > 0;
+	int err = stacks ? write_folded_stacks(out, m) : 0;
+	if (err)
+		return err;
+	/* the shim's sites (kbpf-trace's stacks are written whole above) */
+	err = collect_sites(m, false, &rows, &n);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {

@@ -234,18 +234,23 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+const struct kp_map *kp_map_of(const struct kp_stream *s, uint64_t pc)
+{
+	for (size_t i = 0; i < s->n_maps; i++)
+		if (pc >= s->maps[i].start && pc < s->maps[i].end)
+			return &s->maps[i];
+	return NULL;
+}
+
 void kp_symbolize(struct kp_symbolizer *sym, const struct kp_stream *s,
 		  uint64_t addr, char *buf, size_t size)
 {
-	const struct kp_map *mp = NULL;
 	if (addr == 0) {
 		snprintf(buf, size, "[other or unknown sites]");
 		return;
 	}
 	uint64_t pc = addr - 1; /* inside the call instruction */
-	for (size_t i = 0; i < s->n_maps && !mp; i++)
-		if (pc >= s->maps[i].start && pc < s->maps[i].end)
-			mp = &s->maps[i];
+	const struct kp_map *mp = kp_map_of(s, pc);
 	if (!mp) {
 		snprintf(buf, size, "0x%" PRIx64, addr);
 		return;

@@ -24,5 +24,7 @@ void kp_symbolizer_free(struct kp_symbolizer *sym);
  */
 void kp_symbolize(struct kp_symbolizer *sym, const struct kp_stream *s,
 		  uint64_t addr, char *buf, size_t size);
+/* The mapping of s's last `maps` record that holds pc, or NULL. */
+const struct kp_map *kp_map_of(const struct kp_stream *s, uint64_t pc);
 
 #endif

@@ -69,6 +69,8 @@ void collector_init(struct tracer *t, const struct collector_config *c,
 	ncpus = libbpf_num_possible_cpus();
 	uname(&uts);
 	output_on_listener_lost(on_listener_lost);
+	if (cfg.stacks)
+		stacks_init(t);
 	if (cfg.events)
 		evbuf = malloc(EVENTS_BUFFERED * sizeof(*evbuf));
 }
@@ -396,14 +398,23 @@ static void tid_add(uint32_t **set, unsigned *n, unsigned *cap, uint32_t tid)
 	(*set)[(*n)++] = tid;
 }
 
+/* Errno and stack counters in aggregation key order, with cursors. */
+struct side_data {
+	const struct errno_entry *ev;
+	size_t n_ev, e;
+	const struct stack_entry *st;
+	size_t n_st, s;
+};
+
 /*
  * One `aggregate` record per (image, thread) group of entries [i, j).
- * Errno entries are in the same order, *e is the cursor into them.
  */
 static void write_group(struct image *im, const struct agg_entry *a, size_t i,
-			size_t j, const struct errno_entry *ev, size_t n_ev,
-			size_t *e, bool final, bool process_exited)
+			size_t j, struct side_data *sd, bool final,
+			bool process_exited)
 {
+	const struct errno_entry *ev = sd->ev;
+	size_t n_ev = sd->n_ev, *e = &sd->e;
 	uint32_t tid = a[i].key.tid;
 	bool exited = cfg.per_thread ? tid_in(im->exited_tids, im->n_exited, tid)
 				     : process_exited;
@@ -440,6 +451,16 @@ static void write_group(struct image *im, const struct agg_entry *a, size_t i,
 			.hist64 = (const uint64_t *)a[k].v.hist,
 			.kinds = (const uint64_t (*)[KP_KIND_COUNTERS])a[k].v.kinds,
 		};
+		if (cfg.stacks) {
+			while (sd->s < sd->n_st && cmp_agg(&sd->st[sd->s].key.agg, &a[k].key) < 0)
+				sd->s++;
+			size_t first = sd->s;
+			while (sd->s < sd->n_st && cmp_agg(&sd->st[sd->s].key.agg, &a[k].key) == 0)
+				sd->s++;
+			bool unknown = false;
+			s.n_stacks = stacks_build(im->tgid, sd->st + first, sd->s - first,
+						  s.count, s.time_ns, &s.stacks, &unknown);
+		}
 		kp_rec_syscall(&im->sink->w, &s);
 	}
 	if (cfg.per_thread && exited)
@@ -450,15 +471,52 @@ static void write_group(struct image *im, const struct agg_entry *a, size_t i,
  * Cumulative aggregates of one image (final) or of every live image, then
  * for a final one the map entries are deleted: nothing adds to them.
  */
+/*
+ * --stacks: before an image's aggregates, its `maps` record when its
+ * mappings changed; a frame no mapping covers makes /proc/PID/maps be read
+ * again first (a library loaded before tracing or a lost mmap2 record).
+ */
+static void stacks_prepare(struct image *im, const struct side_data *sd)
+{
+	size_t s = sd->s;
+	while (s < sd->n_st && (sd->st[s].key.agg.tgid < im->tgid ||
+				(sd->st[s].key.agg.tgid == im->tgid &&
+				 sd->st[s].key.agg.image < im->image)))
+		s++;
+	size_t first = s;
+	while (s < sd->n_st && sd->st[s].key.agg.tgid == im->tgid &&
+	       sd->st[s].key.agg.image == im->image)
+		s++;
+	bool unknown = false;
+	const struct kp_rec_stack *unused;
+	if (s > first)
+		stacks_build(im->tgid, sd->st + first, s - first, 0, 0, &unused, &unknown);
+	if (unknown && proc_exists((pid_t)im->tgid))
+		mappings_read_proc(im->tgid);
+	if (stacks_maps_changed(im)) {
+		struct kp_rec_common c = common_now(im, 0);
+		stacks_write_maps(im, &c);
+	}
+}
+
 static void write_aggregates(struct image *only, bool final, bool exited)
 {
 	struct agg_entry *a = NULL;
+	struct side_data sd = { 0 };
 	struct errno_entry *ev = NULL;
-	size_t n_a = 0, n_ev = 0, e = 0;
+	struct stack_entry *st = NULL;
+	size_t n_a = 0, n_ev = 0, n_st = 0;
 	bool wrote_only = false;
+	const struct image *last_maps = NULL;
 
-	if (read_aggs(only, &a, &n_a) || read_errnos(only, &ev, &n_ev))
+	if (read_aggs(only, &a, &n_a) || read_errnos(only, &ev, &n_ev) ||
+	    (cfg.stacks && stacks_read(only ? only->tgid : 0, only ? only->image : 0,
+				       &st, &n_st)))
 		fprintf(stderr, TOOL ": out of memory reading the aggregates\n");
+	sd.ev = ev;
+	sd.n_ev = n_ev;
+	sd.st = st;
+	sd.n_st = n_st;
 	for (size_t i = 0; i < n_a;) {
 		size_t j = i;
 		while (j < n_a && a[j].key.tgid == a[i].key.tgid &&
@@ -467,7 +525,11 @@ static void write_aggregates(struct image *only, bool final, bool exited)
 		struct image *im = only ? only : image_lazy(a[i].key.tgid, a[i].key.image);
 		if (im && im->sink && !im->ended) {
 			report_sink_loss(im);
-			write_group(im, a, i, j, ev, n_ev, &e, final, exited);
+			if (cfg.stacks && im != last_maps) {
+				stacks_prepare(im, &sd);
+				last_maps = im;
+			}
+			write_group(im, a, i, j, &sd, final, exited);
 			wrote_only = true;
 		}
 		i = j;
@@ -482,9 +544,12 @@ static void write_aggregates(struct image *only, bool final, bool exited)
 			bpf_map_delete_elem(tr->aggs_fd, &a[i].key);
 		for (size_t i = 0; i < n_ev; i++)
 			bpf_map_delete_elem(tr->errnos_fd, &ev[i].key);
+		if (cfg.stacks)
+			stacks_delete(st, n_st);
 	}
 	free(a);
 	free(ev);
+	free(st);
 }
 
 /* ----------------------------------------------------------------- drops */
@@ -562,6 +627,8 @@ static const char *how_name(uint32_t nr)
 
 static void on_fork_note(const struct kbpf_note *n)
 {
+	if (cfg.stacks)
+		mappings_fork(n->tgid, n->child, n->time_ns);
 	struct image *parent = image_lazy(n->tgid, n->image);
 	if (parent && parent->sink) {
 		struct kp_rec_common c = common_now(parent, n->time_ns);
@@ -618,6 +685,8 @@ static void on_exec_note(const struct kbpf_note_exec *x)
 		saved = *old;
 		image_end(old);
 	}
+	if (cfg.stacks)
+		mappings_exec(n->tgid);
 	struct image *im = image_find(n->tgid, n->image + 1);
 	if (im)
 		return; /* created lazily already */
@@ -716,6 +785,9 @@ bool collect_start_pending(void)
 
 void collect_process_notes(void)
 {
+	/* mappings made before the notes were written are known first */
+	if (cfg.stacks && n_queued)
+		mappings_drain();
 	for (size_t i = 0; i < n_queued; i++) {
 		const struct kbpf_note *n = &queue[i].note;
 		switch (n->kind) {
@@ -799,6 +871,8 @@ static void flush_image(struct image *im, void *ctx)
 
 void collect_interval(void)
 {
+	if (cfg.stacks)
+		mappings_drain();
 	collect_flush_events();
 	write_aggregates(NULL, false, false);
 	images_each(flush_image, NULL);
@@ -873,6 +947,8 @@ void collect_finish(void)
 	if (start_child && start_child_status < 0)
 		tracer_remove_pid(tr, start_child);
 	ring_buffer__consume(tr->rings);
+	if (cfg.stacks)
+		mappings_drain();
 	collect_process_notes();
 	collect_flush_events();
 	images_each(finish_one, NULL);

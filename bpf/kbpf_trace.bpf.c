@@ -25,6 +25,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool cfg_follow = false;	    /* add fork children */
 const volatile bool cfg_per_thread = false; /* aggregate per tid */
 const volatile bool cfg_events = false;	    /* per-call events */
+const volatile bool cfg_stacks = false;	    /* user stacks per call */
 const volatile __u64 cfg_events_wakeup_bytes = 65536;
 /* Bit nr: syscall nr's first argument is a descriptor (kp_syscall_fd_arg). */
 const volatile __u64 cfg_fd_arg[KBPF_SYSCALL_MAX / 64];
@@ -102,6 +103,37 @@ struct {
 	__type(key, struct kbpf_errno_key);
 	__type(value, __u64);
 } errnos SEC(".maps");
+
+/* --stacks (user space shrinks them to one entry otherwise) */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__uint(value_size, KBPF_STACK_DEPTH * sizeof(__u64));
+} stack_traces SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct kbpf_stack_key);
+	__type(value, struct kbpf_stack_value);
+} stack_aggs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct kbpf_stack_sample);
+} stack_samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kbpf_stack_sample);
+} sample_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -210,7 +242,43 @@ static __always_inline void check_pending_pipe(struct kbpf_proc *p,
 		__sync_fetch_and_add(&p->pending_pipe_writers, 1);
 }
 
-static __always_inline void account(struct kbpf_proc *p, __u32 tgid,
+/*
+ * The call's user stack (the frame-pointer chain from the task's user
+ * registers), counted per key; stacks the map could not keep go under -1.
+ * regs (the user registers, NULL at task exit) give the sample of the
+ * stack words for a new stack id.
+ */
+static __always_inline void account_stack(void *ctx, struct pt_regs *regs,
+					  const struct kbpf_agg_key *key,
+					  __u64 duration_ns)
+{
+	long id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+	struct kbpf_stack_key sk = { .agg = *key, .stack_id = id < 0 ? -1 : (__s32)id };
+	struct kbpf_stack_value *sv = bpf_map_lookup_elem(&stack_aggs, &sk);
+	if (!sv) {
+		struct kbpf_stack_value zero = { 0 };
+		bpf_map_update_elem(&stack_aggs, &sk, &zero, BPF_NOEXIST);
+		sv = bpf_map_lookup_elem(&stack_aggs, &sk);
+	}
+	if (sv) { /* else: user space counts the call under the unknown stack */
+		sv->count++;
+		sv->time_ns += duration_ns;
+	}
+	__u32 sid = (__u32)id;
+	if (id < 0 || !regs || bpf_map_lookup_elem(&stack_samples, &sid))
+		return;
+	__u32 zero_key = 0;
+	struct kbpf_stack_sample *smp = bpf_map_lookup_elem(&sample_scratch, &zero_key);
+	if (!smp)
+		return;
+	smp->sp = PT_REGS_SP_CORE(regs);
+	if (bpf_probe_read_user(smp->words, sizeof(smp->words), (void *)smp->sp))
+		return;
+	bpf_map_update_elem(&stack_samples, &sid, smp, BPF_NOEXIST);
+}
+
+static __always_inline void account(void *ctx, struct pt_regs *regs,
+				    struct kbpf_proc *p, __u32 tgid,
 				    __u32 tid, const struct inflight *f,
 				    __u64 start_ns, __u64 duration_ns, long ret)
 {
@@ -267,6 +335,9 @@ static __always_inline void account(struct kbpf_proc *p, __u32 tgid,
 		}
 	}
 
+	if (cfg_stacks)
+		account_stack(ctx, regs, &key, duration_ns);
+
 	if (cfg_events) {
 		struct kbpf_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 		if (!e) {
@@ -291,7 +362,7 @@ static __always_inline void account(struct kbpf_proc *p, __u32 tgid,
 	}
 }
 
-static __always_inline void on_exit(long ret)
+static __always_inline void on_exit(void *ctx, struct pt_regs *regs, long ret)
 {
 	/* Untraced threads have no storage: one cheap pointer check. */
 	struct inflight *f = bpf_task_storage_get(&inflight,
@@ -311,7 +382,7 @@ static __always_inline void on_exit(long ret)
 	 */
 	if (!p || (p->flags & KBPF_PROC_BEFORE_START))
 		return;
-	account(p, tgid, (__u32)pid_tgid, f, start_ns, now - start_ns, ret);
+	account(ctx, regs, p, tgid, (__u32)pid_tgid, f, start_ns, now - start_ns, ret);
 	check_pending_pipe(p, f, ret);
 }
 
@@ -433,7 +504,7 @@ static long fd_walk_word(__u32 word, struct fd_walk *w)
 	return 0;
 }
 
-static __always_inline void on_task_exit(struct task_struct *task)
+static __always_inline void on_task_exit(void *ctx, struct task_struct *task)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
@@ -446,7 +517,7 @@ static __always_inline void on_task_exit(struct task_struct *task)
 						  bpf_get_current_task_btf(), 0, 0);
 	if (f && f->start_ns && !(p->flags & KBPF_PROC_BEFORE_START)) {
 		__u64 now = bpf_ktime_get_ns();
-		account(p, tgid, (__u32)pid_tgid, f, f->start_ns,
+		account(ctx, NULL, p, tgid, (__u32)pid_tgid, f, f->start_ns,
 			now - f->start_ns, 0);
 		f->start_ns = 0;
 	}
@@ -516,7 +587,7 @@ int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 {
-	on_exit(ret);
+	on_exit(ctx, regs, ret);
 	return 0;
 }
 
@@ -538,7 +609,7 @@ int BPF_PROG(exec_btf, struct task_struct *task, pid_t old_pid,
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(exit_btf, struct task_struct *task)
 {
-	on_task_exit(task);
+	on_task_exit(ctx, task);
 	return 0;
 }
 
@@ -552,7 +623,7 @@ int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 SEC("raw_tp/sys_exit")
 int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
 {
-	on_exit(ret);
+	on_exit(ctx, regs, ret);
 	return 0;
 }
 
@@ -574,6 +645,6 @@ int BPF_PROG(exec_raw, struct task_struct *task, pid_t old_pid,
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(exit_raw, struct task_struct *task)
 {
-	on_task_exit(task);
+	on_task_exit(ctx, task);
 	return 0;
 }

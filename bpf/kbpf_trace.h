@@ -58,6 +58,34 @@ struct kbpf_agg_value {
 	__u64 kinds[KBPF_KINDS][4];
 };
 
+/* --stacks: user stacks as frame-pointer chains, innermost first. */
+#define KBPF_STACK_DEPTH 64
+/* Words from the user stack pointer kept per stack (leaf frame recovery). */
+#define KBPF_STACK_WORDS 16
+
+/* Per-CPU calls per (image, thread, syscall, stack); stack_id -1: none. */
+struct kbpf_stack_key {
+	struct kbpf_agg_key agg;
+	__s32 stack_id;
+	__u32 pad;
+};
+
+struct kbpf_stack_value {
+	__u64 count;
+	__u64 time_ns;
+};
+
+/*
+ * The user stack words at the stack pointer of the first call seen with
+ * a stack id: a libc syscall wrapper sets up no frame pointer, so the
+ * chain skips the function that called it; its return address is among
+ * these words, where the wrapper's .eh_frame rule says (bpf/unwind.c).
+ */
+struct kbpf_stack_sample {
+	__u64 sp;
+	__u64 words[KBPF_STACK_WORDS];
+};
+
 /* Per-CPU errno breakdown: failed calls by errno (EAGAIN included). */
 struct kbpf_errno_key {
 	struct kbpf_agg_key agg;

@@ -83,6 +83,12 @@ static int try_start(struct tracer *t, const struct options *o, bool tp_btf,
 	t->skel->rodata->cfg_follow = o->follow;
 	t->skel->rodata->cfg_per_thread = o->per_thread;
 	t->skel->rodata->cfg_events = o->events;
+	t->skel->rodata->cfg_stacks = o->stacks;
+	if (!o->stacks) {
+		bpf_map__set_max_entries(t->skel->maps.stack_traces, 1);
+		bpf_map__set_max_entries(t->skel->maps.stack_aggs, 1);
+		bpf_map__set_max_entries(t->skel->maps.stack_samples, 1);
+	}
 	kp_syscall_fd_arg_bits(NULL, (uint64_t *)t->skel->rodata->cfg_fd_arg,
 			       KBPF_SYSCALL_MAX);
 	choose_programs(t->skel, tp_btf);
@@ -116,6 +122,7 @@ int tracer_start(struct tracer *t, const struct options *o)
 
 	memset(t, 0, sizeof(*t));
 	t->traced_fd = t->aggs_fd = t->errnos_fd = -1;
+	t->stack_traces_fd = t->stack_aggs_fd = t->stack_samples_fd = -1;
 	libbpf_set_print(libbpf_print);
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
@@ -154,6 +161,9 @@ int tracer_start(struct tracer *t, const struct options *o)
 	t->traced_fd = bpf_map__fd(t->skel->maps.traced);
 	t->aggs_fd = bpf_map__fd(t->skel->maps.aggs);
 	t->errnos_fd = bpf_map__fd(t->skel->maps.errnos);
+	t->stack_traces_fd = bpf_map__fd(t->skel->maps.stack_traces);
+	t->stack_aggs_fd = bpf_map__fd(t->skel->maps.stack_aggs);
+	t->stack_samples_fd = bpf_map__fd(t->skel->maps.stack_samples);
 
 	t->rings = ring_buffer__new(bpf_map__fd(t->skel->maps.notes),
 				    collect_note, NULL, NULL);

@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <linux/types.h>
+
+#include "kbpf_trace.h"
 #include "record_writer.h"
 
 #define TOOL "kbpf-trace"
@@ -26,6 +29,7 @@ struct options {
 	bool follow;
 	bool per_thread;
 	bool events;
+	bool stacks;		/* user stacks per call, `maps` records */
 	bool raw_tp;		/* force the raw_tp programs */
 	unsigned interval_ms;
 	double duration_s;	/* 0: until the processes are gone or a signal */
@@ -39,6 +43,7 @@ struct tracer {
 	struct kbpf_trace_bpf *skel;
 	struct ring_buffer *rings;
 	int traced_fd, aggs_fd, errnos_fd;
+	int stack_traces_fd, stack_aggs_fd, stack_samples_fd;
 	bool tp_btf;		/* which program set is attached */
 };
 /* Open, configure, load and attach; prints the one error line itself. */
@@ -101,6 +106,7 @@ struct image {
 	/* Records (and calls in them) given to a connection since its last
 	 * successful flush, number pending_flush: lost if it fails. */
 	uint64_t pending_flush, pending_records, pending_events;
+	uint64_t maps_generation; /* --stacks: of the last `maps` record + 1 */
 };
 struct image *image_find(uint32_t tgid, uint32_t image);
 struct image *image_new(uint32_t tgid, uint32_t image);
@@ -118,10 +124,66 @@ bool proc_exists(pid_t pid);
 uint64_t random_stream_id(void);
 uint64_t now_ns(int clock);
 
+/* ---- mappings.c (--stacks) ---- */
+struct mapping {
+	uint64_t start, end, offset, time_ns;
+	const char *path, *build_id;
+};
+/* Follow every executable mapping made from now on; prints its error. */
+int mappings_start(void);
+void mappings_stop(void);
+/* Reads what the kernel reported since the last call. */
+void mappings_drain(void);
+void mappings_fork(uint32_t parent, uint32_t child, uint64_t time_ns);
+void mappings_exec(uint32_t tgid);
+/* Adds /proc/PID/maps (a process running before tracing, a refresh). */
+int mappings_read_proc(uint32_t tgid);
+/* Changes whenever mappings_of(tgid) may give something else. */
+uint64_t mappings_generation(uint32_t tgid);
+/* The mappings that can hold tgid's code, to search in order (valid
+ * until the next call). */
+size_t mappings_of(uint32_t tgid, const struct mapping **out);
+const struct mapping *mapping_find(const struct mapping *v, size_t n, uint64_t addr);
+void mappings_free(void);
+
+/* ---- unwind.c (--stacks) ---- */
+/*
+ * Where the return address of the frame executing at file_offset of path
+ * is, as an offset from the stack pointer: 0 or -ENOENT (not known, or
+ * not a stack-pointer-based rule).
+ */
+int unwind_return_slot(const char *path, uint64_t file_offset, uint64_t *sp_offset);
+void unwind_free(void);
+
+/* ---- stacks.c (--stacks) ---- */
+struct stack_entry {
+	struct kbpf_stack_key key;
+	uint64_t count, time_ns;
+};
+void stacks_init(struct tracer *t);
+/* The summed counters of image (tgid, image), or of all (tgid 0), sorted
+ * by aggregation key, most calls first. */
+int stacks_read(uint32_t tgid, uint32_t image, struct stack_entry **out, size_t *n);
+void stacks_delete(const struct stack_entry *v, size_t n);
+/*
+ * The `stacks` of one syscalls entry from its n counters (count and
+ * time_ns: the entry's; what the counters miss goes to the empty stack).
+ * *unknown is set when a frame lies in no known mapping. Valid until the
+ * next call.
+ */
+unsigned stacks_build(uint32_t tgid, const struct stack_entry *v, size_t n,
+		      uint64_t count, uint64_t time_ns,
+		      const struct kp_rec_stack **out, bool *unknown);
+/* A `maps` record is due: the image's mappings changed since its last. */
+bool stacks_maps_changed(const struct image *im);
+void stacks_write_maps(struct image *im, const struct kp_rec_common *c);
+void stacks_free(void);
+
 /* ---- collect.c ---- */
 struct collector_config {
 	bool per_thread;
 	bool events;
+	bool stacks;
 	unsigned interval_ms;
 };
 void collector_init(struct tracer *t, const struct collector_config *c,

@@ -168,7 +168,8 @@ void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s)
 			kinds[k][i] = __atomic_load_n(&s->kinds[k][i], __ATOMIC_RELAXED);
 		n_kinds += kinds[k][KP_KIND_COUNT] != 0;
 	}
-	msgpack_pack_map(&w->pk, 9 + (s->n_sites != 0) + (n_kinds != 0));
+	msgpack_pack_map(&w->pk, 9 + (s->n_sites != 0) + (n_kinds != 0) +
+				 (s->n_stacks != 0));
 	put_kv_u64(w, "nr", s->nr);
 	put_kv_u64(w, "count", s->count);
 	put_kv_u64(w, "time_ns", s->time_ns);
@@ -225,15 +226,28 @@ void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s)
 				msgpack_pack_uint64(&w->pk, kinds[k][i]);
 		}
 	}
-	if (!s->n_sites)
-		return;
-	put_key(w, "sites");
-	msgpack_pack_array(&w->pk, s->n_sites);
-	for (unsigned i = 0; i < s->n_sites; i++) {
-		msgpack_pack_array(&w->pk, 3);
-		msgpack_pack_uint64(&w->pk, s->site_addr[i]);
-		msgpack_pack_uint64(&w->pk, s->site_count[i]);
-		msgpack_pack_uint64(&w->pk, s->site_time_ns[i]);
+	if (s->n_sites) {
+		put_key(w, "sites");
+		msgpack_pack_array(&w->pk, s->n_sites);
+		for (unsigned i = 0; i < s->n_sites; i++) {
+			msgpack_pack_array(&w->pk, 3);
+			msgpack_pack_uint64(&w->pk, s->site_addr[i]);
+			msgpack_pack_uint64(&w->pk, s->site_count[i]);
+			msgpack_pack_uint64(&w->pk, s->site_time_ns[i]);
+		}
+	}
+	if (s->n_stacks) {
+		put_key(w, "stacks");
+		msgpack_pack_array(&w->pk, s->n_stacks);
+		for (unsigned i = 0; i < s->n_stacks; i++) {
+			const struct kp_rec_stack *st = &s->stacks[i];
+			msgpack_pack_array(&w->pk, 3);
+			msgpack_pack_array(&w->pk, st->depth);
+			for (unsigned k = 0; k < st->depth; k++)
+				msgpack_pack_uint64(&w->pk, st->pcs[k]);
+			msgpack_pack_uint64(&w->pk, st->count);
+			msgpack_pack_uint64(&w->pk, st->time_ns);
+		}
 	}
 }
 
@@ -309,6 +323,19 @@ void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e)
 	put_exit(w, e, false);
 }
 
+void kp_rec_own(struct kp_writer *w, const struct kp_rec_common *c,
+		const uint32_t *nr, const uint64_t *count, unsigned n)
+{
+	begin_record(w, "own", c, 1);
+	put_str(w, "syscalls");
+	msgpack_pack_array(&w->pk, n);
+	for (unsigned i = 0; i < n; i++) {
+		msgpack_pack_array(&w->pk, 2);
+		msgpack_pack_uint64(&w->pk, nr[i]);
+		msgpack_pack_uint64(&w->pk, count[i]);
+	}
+}
+
 void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d)
 {
 	begin_record(w, "drop", &d->c, 4);
@@ -321,19 +348,6 @@ void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d)
 void kp_rec_exit_detached(struct kp_writer *w, const struct kp_rec_exit *e)
 {
 	put_exit(w, e, true);
-}
-
-void kp_rec_own(struct kp_writer *w, const struct kp_rec_common *c,
-		const uint32_t *nr, const uint64_t *count, unsigned n)
-{
-	begin_record(w, "own", c, 1);
-	put_str(w, "syscalls");
-	msgpack_pack_array(&w->pk, n);
-	for (unsigned i = 0; i < n; i++) {
-		msgpack_pack_array(&w->pk, 2);
-		msgpack_pack_uint64(&w->pk, nr[i]);
-		msgpack_pack_uint64(&w->pk, count[i]);
-	}
 }
 
 void kp_rec_maps_begin(struct kp_writer *w, const struct kp_rec_common *c,

@@ -73,6 +73,13 @@ enum { KP_KIND_COUNT, KP_KIND_TIME_NS, KP_KIND_RETRIES, KP_KIND_ERRORS,
 /* "file", "pipe", "socket", "other" for KP_KIND_FILE.. (index kind - 1). */
 extern const char *const kp_kind_names[KP_KINDS];
 
+/* One user stack of a syscall: pcs innermost first (depth 0: unknown). */
+struct kp_rec_stack {
+	const uint64_t *pcs;
+	unsigned depth;
+	uint64_t count, time_ns;
+};
+
 /* One entry of an aggregate's `syscalls` array. */
 struct kp_rec_syscall {
 	uint32_t nr;
@@ -95,6 +102,8 @@ struct kp_rec_syscall {
 	 * KP_KIND_COUNTERS, rows with a zero count left out (read with relaxed
 	 * atomic loads: the shim's threads may be counting) */
 	const uint64_t (*kinds)[KP_KIND_COUNTERS];
+	unsigned n_stacks;		/* 0: no "stacks" key (kbpf-trace --stacks) */
+	const struct kp_rec_stack *stacks;
 };
 
 /* One entry of a `maps` record (a file-backed executable mapping). */
@@ -154,11 +163,11 @@ void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e);
  */
 void kp_rec_exit_detached(struct kp_writer *w, const struct kp_rec_exit *e);
 void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d);
+/* The producer's own syscalls: n pairs (nr[i], count[i]). */
+void kp_rec_own(struct kp_writer *w, const struct kp_rec_common *c,
+		const uint32_t *nr, const uint64_t *count, unsigned n);
 void kp_rec_maps_begin(struct kp_writer *w, const struct kp_rec_common *c,
 		       unsigned n_maps);
 void kp_rec_map(struct kp_writer *w, const struct kp_rec_map *m);
 
 #endif
-/* The producer's own syscalls: n pairs (nr[i], count[i]). */
-void kp_rec_own(struct kp_writer *w, const struct kp_rec_common *c,
-		const uint32_t *nr, const uint64_t *count, unsigned n);

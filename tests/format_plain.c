@@ -192,6 +192,29 @@ static bool check_kinds(const msgpack_object *o)
 	return true;
 }
 
+/* stacks: array of [[pc, ...], count, time_ns], counts adding up to count. */
+static bool check_stacks(const msgpack_object *o, uint64_t count)
+{
+	uint64_t sum = 0;
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return fail("%s is not an array", "stacks");
+	for (uint32_t i = 0; i < o->via.array.size; i++) {
+		const msgpack_object *e = &o->via.array.ptr[i];
+		if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size != 3 ||
+		    e->via.array.ptr[0].type != MSGPACK_OBJECT_ARRAY ||
+		    !is_uint(&e->via.array.ptr[1]) || !is_uint(&e->via.array.ptr[2]))
+			return fail("%s entry is not [[pc, ...], count, time_ns]", "stacks");
+		const msgpack_object *pcs = &e->via.array.ptr[0];
+		for (uint32_t k = 0; k < pcs->via.array.size; k++)
+			if (!is_uint(&pcs->via.array.ptr[k]))
+				return fail("%s entry has a pc that is not uint", "stacks");
+		sum += e->via.array.ptr[1].via.u64;
+	}
+	if (sum != count)
+		return fail("%s counts do not add up to the entry's count", "stacks");
+	return true;
+}
+
 static bool check_syscalls(const msgpack_object *o)
 {
 	static const char *const ukeys[] = { "nr", "count", "time_ns", "min_ns",
@@ -218,7 +241,10 @@ static bool check_syscalls(const msgpack_object *o)
 		const msgpack_object *kinds = get(e, "kinds");
 		if (kinds && !check_kinds(kinds))
 			return false;
-		if (e->via.map.size != 9u + (st != NULL) + (kinds != NULL))
+		const msgpack_object *stacks = get(e, "stacks");
+		if (stacks && !check_stacks(stacks, get(e, "count")->via.u64))
+			return false;
+		if (e->via.map.size != 9u + (st != NULL) + (kinds != NULL) + (stacks != NULL))
 			return fail("%s entry has undocumented keys", "syscalls");
 	}
 	return true;
@@ -244,6 +270,16 @@ static bool check_value(const msgpack_object *v, char type, const char *name)
 	case 'F': return uint_map(v, fd_keys, 4, "fds");
 	case 'S': return check_syscalls(v);
 	case 'P': return check_maps(v);
+	case 'O':
+		if (v->type != MSGPACK_OBJECT_ARRAY)
+			return fail("\"%s\" is not an array", name);
+		for (uint32_t i = 0; i < v->via.array.size; i++) {
+			const msgpack_object *e = &v->via.array.ptr[i];
+			if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size != 2 ||
+			    !is_uint(&e->via.array.ptr[0]) || !is_uint(&e->via.array.ptr[1]))
+				return fail("\"%s\" entry is not [nr, count]", name);
+		}
+		break;
 	case 'E':
 		if (v->type != MSGPACK_OBJECT_ARRAY)
 			return fail("\"%s\" is not an array", name);
@@ -270,16 +306,6 @@ struct stream_id {
 static struct stream_id *headers;
 static size_t n_headers;
 
-	case 'O':
-		if (v->type != MSGPACK_OBJECT_ARRAY)
-			return fail("\"%s\" is not an array", name);
-		for (uint32_t i = 0; i < v->via.array.size; i++) {
-			const msgpack_object *e = &v->via.array.ptr[i];
-			if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size != 2 ||
-			    !is_uint(&e->via.array.ptr[0]) || !is_uint(&e->via.array.ptr[1]))
-				return fail("\"%s\" entry is not [nr, count]", name);
-		}
-		break;
 static bool check_record(const msgpack_object *o)
 {
 	why = NULL;

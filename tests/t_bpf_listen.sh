@@ -38,17 +38,31 @@ expect_eq "saved connection = live" "$(jq -c "$by_name" live.json)" \
 # 2. the shim and kbpf-trace streaming to one listener at once
 if [ -f "$SHIM" ]; then
 	start_listener both
+	# kbpf-trace first (loading BPF takes a while): the listener ends
+	# when every producer has closed, so both must be connected by then
+	mkfifo hold
+	exec 4<>hold
+	"$KBPF" -v -o unix:$PWD/both.sock -- sh -c 'read x < "$1"; exec "$2"' sh hold "$prog" \
+		2> kbpf.err 4>&- &
+	kbpf=$!
+	for _ in $(seq 100); do grep -q "streaming to unix:" kbpf.err && break; sleep 0.1; done
+	grep -q "streaming to unix:" kbpf.err || fail "kbpf-trace did not connect: $(cat kbpf.err)"
 	LD_PRELOAD=$SHIM KPROF_OUT=unix:$PWD/both.sock "$BUILD/tests/getppid_loop" 3000 \
-		> /dev/null 2> shim.err &
-	shim=$!
-	"$KBPF" -o unix:$PWD/both.sock -- "$prog" 2> kbpf.err || fail "program failed"
-	wait $shim
+		> /dev/null 2> shim.err
+	echo go >&4
+	exec 4>&-
+	wait $kbpf || fail "program failed under kbpf-trace"
 	rc=0; wait $listener || rc=$?
 	expect_eq "listener exit (two producers)" 0 "$rc"
 	! grep -q "cannot connect" shim.err kbpf.err || fail "a producer fell back"
-	expect_eq "producers" '["bpf","preload"]' "$(jq -c '[.processes[].producer] | sort' both.json)"
-	expect_eq "getppid of both" 3300 "$(syscall_field "$(cat both.json)" getppid count)"
-	expect_eq "unlink errors (kbpf-trace's)" 30 "$(syscall_field "$(cat both.json)" unlink errors)"
+	expect_eq "producers" '["bpf","preload"]' "$(jq -c '[.processes[].producer] | unique' both.json)"
+	# per process: the shim's getppid_loop, kbpf-trace's bpf_same_calls
+	# (after the sh that waited for it)
+	of() { jq --arg p "$1" --arg n "$2" --arg f "$3" '[.processes[] |
+		select(.argv[0] | endswith($p)) | .syscalls[] | select(.name == $n) | .[$f]] | add' both.json; }
+	expect_eq "getppid of the shim's process" 3000 "$(of getppid_loop getppid count)"
+	expect_eq "getppid of kbpf-trace's process" 300 "$(of bpf_same_calls getppid count)"
+	expect_eq "unlink errors of kbpf-trace's process" 30 "$(of bpf_same_calls unlink errors)"
 else
 	echo "skip: shim not built: no shim + kbpf-trace listener check"
 fi
