@@ -4,9 +4,18 @@
 # JSON). Rows may be marked "better" by timing noise; that is no flag.
 source "$KPROF_ROOT/tests/lib.sh"
 "$BUILD/tests/diff_writes" 5000 5000 > /dev/null # warm up
-LD_PRELOAD=$SHIM KPROF_OUT=$PWD/a "$BUILD/tests/diff_writes" 5000 5000 > /dev/null
-LD_PRELOAD=$SHIM KPROF_OUT=$PWD/b "$BUILD/tests/diff_writes" 10000 5000 > /dev/null
-"$KANALYZE" --diff a b > diff.txt
+# getppid's latency is the same work in both runs, but a load spike on a
+# shared 2-core machine can make one run's calls really slower (about 1
+# run in 30 under a parallel build): such a pair is traced again, up to 3
+# times, and the test fails if every pair flags it.
+for attempt in 1 2 3; do
+	rm -rf a b
+	LD_PRELOAD=$SHIM KPROF_OUT=$PWD/a "$BUILD/tests/diff_writes" 5000 5000 > /dev/null
+	LD_PRELOAD=$SHIM KPROF_OUT=$PWD/b "$BUILD/tests/diff_writes" 10000 5000 > /dev/null
+	"$KANALYZE" --diff a b > diff.txt
+	awk '$NF == "worse" {print $1}' diff.txt | grep -qx getppid || break
+	echo "attempt $attempt: getppid flagged by a slower run; tracing the pair again"
+done
 cat diff.txt
 expect_eq "flagged rows (table)" "write (1)" "$(awk '$NF == "worse" {print $1, $2}' diff.txt)"
 grep -q '^write (1) *5000 *10000 *+100.0%' diff.txt || fail "write row counts"
