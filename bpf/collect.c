@@ -9,6 +9,7 @@
  * hand (submitted before its note) when its last records are written.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@
 #include "syscalls.h"
 #include "tracer.h"
 
-#define EVENTS_BUFFERED 65536
+#define EVENTS_BUFFERED 65536	/* written as soon as this many wait */
 #define EVENTS_PER_RECORD 1024
 #define COVERAGE "every syscall of the traced processes, from the kernel side"
 
@@ -45,7 +46,8 @@ static struct utsname uts;
 static void on_listener_lost(struct sink *dead, const char *reason);
 
 static struct kbpf_event *evbuf;
-static size_t n_events;
+static size_t n_events, cap_events;
+static bool events_due;	/* EVENTS_BUFFERED reached: write at the next poll */
 
 /* Notes waiting for the rings to be drained. */
 static struct kbpf_note_exec *queue;
@@ -71,8 +73,7 @@ void collector_init(struct tracer *t, const struct collector_config *c,
 	output_on_listener_lost(on_listener_lost);
 	if (cfg.stacks)
 		stacks_init(t);
-	if (cfg.events)
-		evbuf = malloc(EVENTS_BUFFERED * sizeof(*evbuf));
+
 }
 
 int collect_start_child_status(void)
@@ -181,14 +182,31 @@ static struct image *image_lazy(uint32_t tgid, uint32_t image)
 
 /* ---------------------------------------------------------------- events */
 
+/* A batch of events from one CPU (see struct kbpf_event_batch). */
 int collect_event(void *ctx, void *data, size_t size)
 {
 	(void)ctx;
-	if (size < sizeof(struct kbpf_event) || !evbuf)
+	const struct kbpf_event_batch *b = data;
+	size_t head = offsetof(struct kbpf_event_batch, ev);
+	if (size < head)
 		return 0;
-	if (n_events == EVENTS_BUFFERED)
-		collect_flush_events();
-	memcpy(&evbuf[n_events++], data, sizeof(struct kbpf_event));
+	size_t n = b->n;
+	if (n > KBPF_EVENT_BATCH || head + n * sizeof(struct kbpf_event) > size)
+		n = (size - head) / sizeof(struct kbpf_event);
+	if (n_events + n > cap_events) {
+		size_t cap = cap_events ? 2 * cap_events : EVENTS_BUFFERED + KBPF_EVENT_BATCH;
+		while (cap < n_events + n)
+			cap *= 2;
+		struct kbpf_event *v = realloc(evbuf, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		evbuf = v;
+		cap_events = cap;
+	}
+	memcpy(&evbuf[n_events], b->ev, n * sizeof(struct kbpf_event));
+	n_events += n;
+	if (n_events >= EVENTS_BUFFERED)
+		events_due = true;
 	return 0;
 }
 
@@ -206,18 +224,30 @@ static int cmp_event(const void *a, const void *b)
 	return 0;
 }
 
-void collect_flush_events(void)
+/*
+ * Writes the buffered events that ended by `upto`, each thread's in order,
+ * and keeps the others for later: an event that ended after `upto` may
+ * have an earlier one of its thread still staged on another CPU.
+ */
+static void write_events(uint64_t upto)
 {
 	if (!n_events)
 		return;
 	qsort(evbuf, n_events, sizeof(*evbuf), cmp_event);
+	size_t kept = 0;
 	for (size_t i = 0; i < n_events;) {
 		size_t j = i;
 		while (j < n_events && j - i < EVENTS_PER_RECORD &&
 		       evbuf[j].tgid == evbuf[i].tgid &&
 		       evbuf[j].image == evbuf[i].image &&
-		       evbuf[j].tid == evbuf[i].tid)
+		       evbuf[j].tid == evbuf[i].tid &&
+		       evbuf[j].start_ns + evbuf[j].duration_ns <= upto)
 			j++;
+		if (j == i) { /* ended after upto: every later one of the thread too */
+			evbuf[kept++] = evbuf[i];
+			i++;
+			continue;
+		}
 		struct image *im = image_lazy(evbuf[i].tgid, evbuf[i].image);
 		if (im && im->sink) {
 			struct kp_rec_common c = common_now(im, 0);
@@ -234,11 +264,44 @@ void collect_flush_events(void)
 					kp_rec_event(&im->sink->w, e->start_ns,
 						     e->duration_ns, e->nr, e->ret);
 			}
+			im->events_written += j - i;
 			sink_flush(im->sink);
 		}
 		i = j;
 	}
-	n_events = 0;
+	n_events = kept;
+}
+
+/*
+ * Every event that ended before now into evbuf: each CPU hands over its
+ * partial batch, then the ring is drained. Returns that "now" (0 when a
+ * CPU could not be flushed: nothing may be written yet).
+ */
+static uint64_t events_sync(void)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	int err = tracer_flush_events(tr);
+	if (err)
+		info(1, "cannot flush the staged events: %s\n", strerror(-err));
+	ring_buffer__consume(tr->event_ring);
+	return err ? 0 : now;
+}
+
+void collect_flush_events(void)
+{
+	if (cfg.events)
+		write_events(events_sync());
+}
+
+void collect_events_poll(void)
+{
+	if (!cfg.events)
+		return;
+	ring_buffer__consume(tr->event_ring);
+	if (events_due) {
+		events_due = false;
+		collect_flush_events();
+	}
 }
 
 /* ------------------------------------------------------------ aggregates */
@@ -540,6 +603,9 @@ static void write_aggregates(struct image *only, bool final, bool exited)
 		kp_rec_aggregate_begin(&only->sink->w, &c, 0, 0, exited, final, 0);
 	}
 	if (only && final) {
+		only->calls_final = 0;
+		for (size_t i = 0; i < n_a; i++)
+			only->calls_final += a[i].v.count;
 		for (size_t i = 0; i < n_a; i++)
 			bpf_map_delete_elem(tr->aggs_fd, &a[i].key);
 		for (size_t i = 0; i < n_ev; i++)
@@ -574,8 +640,10 @@ static void report_kernel_losses(struct image *im, uint64_t lost_events,
 {
 	if (!im->sink)
 		return;
-	if (lost_events > im->lost_events)
+	if (lost_events > im->lost_events) {
 		write_drop(im, 0, lost_events - im->lost_events, "ring buffer full");
+		im->events_dropped += lost_events - im->lost_events;
+	}
 	if (lost_calls > im->lost_calls)
 		write_drop(im, 0, lost_calls - im->lost_calls,
 			   "aggregation map full: calls not counted");
@@ -593,6 +661,22 @@ static void report_from_map(struct image *im)
 	uint32_t key = im->tgid;
 	if (bpf_map_lookup_elem(tr->traced_fd, &key, &p) == 0)
 		report_kernel_losses(im, p.lost_events, p.lost_calls, p.lost_notes);
+}
+
+/*
+ * At an image's end every call it made is either an event written or a
+ * reported drop; events the kernel could not charge to a live process
+ * (its batch failed after it exited) are reported here.
+ */
+static void reconcile_events(struct image *im)
+{
+	if (!cfg.events || !im->sink)
+		return;
+	uint64_t accounted = im->events_written + im->events_dropped;
+	if (im->calls_final > accounted) {
+		write_drop(im, 0, im->calls_final - accounted, "ring buffer full");
+		im->events_dropped += im->calls_final - accounted;
+	}
 }
 
 /* ------------------------------------------------------------- lifecycle */
@@ -677,6 +761,7 @@ static void on_exec_note(const struct kbpf_note_exec *x)
 	if (old) {
 		end_image(old, false);
 		report_from_map(old);
+		reconcile_events(old);
 		if (old->sink) {
 			struct kp_rec_common c = common_now(old, n->time_ns);
 			kp_rec_exec(&old->sink->w, &c, x->filename);
@@ -748,6 +833,7 @@ static void on_exit_note(const struct kbpf_note *n)
 		return;
 	end_image(im, true);
 	report_kernel_losses(im, n->lost_events, n->lost_calls, n->lost_notes);
+	reconcile_events(im);
 	uint64_t fds[4] = { n->fds[0], n->fds[1], n->fds[2], n->fds[3] };
 	if (!n->fds_known)
 		memset(fds, 0, sizeof(fds));
@@ -900,6 +986,7 @@ static void check_one(struct image *im, void *ctx)
 	}
 	uint64_t fds[4] = { 0 };
 	end_image(im, true);
+	reconcile_events(im);
 	if (im->sink)
 		write_drop(im, 1, 0, "exit notification lost");
 	if (in_map)
@@ -929,6 +1016,7 @@ static void finish_one(struct image *im, void *ctx)
 	pid_t pid = (pid_t)im->tgid;
 
 	end_image(im, false);
+	reconcile_events(im);
 	proc_fds(pid, fds);
 	proc_pending_pipes(pid, &readers, &writers);
 	write_exit(im, 0, -1, 0, fds, readers, writers, true);
@@ -950,6 +1038,10 @@ void collect_finish(void)
 	if (cfg.stacks)
 		mappings_drain();
 	collect_process_notes();
-	collect_flush_events();
+	/* nothing traced is running any more: every event is in */
+	if (cfg.events) {
+		events_sync();
+		write_events(UINT64_MAX);
+	}
 	images_each(finish_one, NULL);
 }

@@ -145,6 +145,14 @@ struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
+/* --events: each CPU gathers a batch here; one reserve per batch. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kbpf_event_batch);
+} staging SEC(".maps");
+
 /* Too large for the BPF stack: the initial value of a new aggs entry. */
 static const struct kbpf_agg_value zero_value;
 
@@ -242,6 +250,74 @@ static __always_inline void check_pending_pipe(struct kbpf_proc *p,
 		__sync_fetch_and_add(&p->pending_pipe_writers, 1);
 }
 
+/* A batch that could not go to the ring buffer: each call is a loss of its process. */
+static __always_inline void count_lost(const struct kbpf_event *ev, __u32 n)
+{
+	for (__u32 i = 0; i < KBPF_EVENT_BATCH && i < n; i++) {
+		__u32 tgid = ev[i].tgid;
+		struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
+		/* gone (exited, exec'd): user space reconciles with the image's
+		 * final counts */
+		if (p && p->image == ev[i].image)
+			__sync_fetch_and_add(&p->lost_events, 1);
+	}
+}
+
+/* Wake the reader only when a good part of the ring is waiting. */
+static __always_inline __u64 wakeup_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= cfg_events_wakeup_bytes
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
+}
+
+/* One ring buffer record for the whole batch, n events long. */
+static __always_inline void batch_submit(struct kbpf_event_batch *b)
+{
+	__u32 n = b->n;
+	if (n > KBPF_EVENT_BATCH)
+		n = KBPF_EVENT_BATCH;
+	__u64 size = sizeof(*b) - (KBPF_EVENT_BATCH - n) * sizeof(struct kbpf_event);
+	if (size > sizeof(*b))
+		size = sizeof(*b);
+	if (bpf_ringbuf_output(&events, b, size, wakeup_flags()))
+		count_lost(b->ev, n);
+	b->n = 0;
+}
+
+/* A call whose CPU's batch is being filled by a program it interrupted. */
+static __always_inline void event_submit_one(const struct kbpf_event *e)
+{
+	struct {
+		__u32 n, busy;
+		struct kbpf_event ev;
+	} one = { .n = 1, .ev = *e };
+	if (bpf_ringbuf_output(&events, &one, sizeof(one), wakeup_flags()))
+		count_lost(&one.ev, 1);
+}
+
+/*
+ * The CPU's batch, marked busy (NULL: another program on this CPU is in
+ * the middle of filling it, or it cannot be had). Taken before the call's
+ * end time is read, so that user space's flush (flush_events) never
+ * leaves behind an event that ended before it started.
+ */
+static __always_inline struct kbpf_event_batch *batch_begin(void)
+{
+	__u32 zero = 0;
+	struct kbpf_event_batch *b = bpf_map_lookup_elem(&staging, &zero);
+	if (!b || b->busy)
+		return NULL;
+	b->busy = 1;
+	return b;
+}
+
+static __always_inline void batch_end(struct kbpf_event_batch *b)
+{
+	if (b)
+		b->busy = 0;
+}
+
 /*
  * The call's user stack (the frame-pointer chain from the task's user
  * registers), counted per key; stacks the map could not keep go under -1.
@@ -280,7 +356,8 @@ static __always_inline void account_stack(void *ctx, struct pt_regs *regs,
 static __always_inline void account(void *ctx, struct pt_regs *regs,
 				    struct kbpf_proc *p, __u32 tgid,
 				    __u32 tid, const struct inflight *f,
-				    __u64 start_ns, __u64 duration_ns, long ret)
+				    __u64 start_ns, __u64 duration_ns, long ret,
+				    struct kbpf_event_batch *batch)
 {
 	__u32 nr = f->nr;
 	struct kbpf_agg_key key = {
@@ -339,11 +416,9 @@ static __always_inline void account(void *ctx, struct pt_regs *regs,
 		account_stack(ctx, regs, &key, duration_ns);
 
 	if (cfg_events) {
-		struct kbpf_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-		if (!e) {
-			__sync_fetch_and_add(&p->lost_events, 1);
-			return;
-		}
+		struct kbpf_event one_batch[1];
+		struct kbpf_event *e = batch ? &batch->ev[batch->n & (KBPF_EVENT_BATCH - 1)]
+					     : &one_batch[0];
 		e->tgid = tgid;
 		e->tid = tid;
 		e->image = p->image;
@@ -353,12 +428,12 @@ static __always_inline void account(void *ctx, struct pt_regs *regs,
 		e->ret = ret;
 		e->fd = f->fd;
 		e->kind = kind;
-		/* Wake the reader only for a batch worth reading. */
-		__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
-					      cfg_events_wakeup_bytes
-				      ? BPF_RB_FORCE_WAKEUP
-				      : BPF_RB_NO_WAKEUP;
-		bpf_ringbuf_submit(e, flags);
+		if (batch) {
+			if (++batch->n >= KBPF_EVENT_BATCH)
+				batch_submit(batch);
+		} else {
+			event_submit_one(e);
+		}
 	}
 }
 
@@ -369,6 +444,7 @@ static __always_inline void on_exit(void *ctx, struct pt_regs *regs, long ret)
 						  bpf_get_current_task_btf(), 0, 0);
 	if (!f || !f->start_ns)
 		return;
+	struct kbpf_event_batch *batch = cfg_events ? batch_begin() : NULL;
 	__u64 now = bpf_ktime_get_ns();
 	__u64 start_ns = f->start_ns;
 	f->start_ns = 0;
@@ -380,10 +456,12 @@ static __always_inline void on_exit(void *ctx, struct pt_regs *regs, long ret)
 	 * Looked up at exit, not enter: a successful execve returns in the
 	 * new image (the exec handler bumped `image`), where it is counted.
 	 */
-	if (!p || (p->flags & KBPF_PROC_BEFORE_START))
-		return;
-	account(ctx, regs, p, tgid, (__u32)pid_tgid, f, start_ns, now - start_ns, ret);
-	check_pending_pipe(p, f, ret);
+	if (p && !(p->flags & KBPF_PROC_BEFORE_START)) {
+		account(ctx, regs, p, tgid, (__u32)pid_tgid, f, start_ns,
+			now - start_ns, ret, batch);
+		check_pending_pipe(p, f, ret);
+	}
+	batch_end(batch);
 }
 
 static __always_inline struct kbpf_note *note_reserve(struct kbpf_proc *p,
@@ -516,9 +594,11 @@ static __always_inline void on_task_exit(void *ctx, struct task_struct *task)
 	struct inflight *f = bpf_task_storage_get(&inflight,
 						  bpf_get_current_task_btf(), 0, 0);
 	if (f && f->start_ns && !(p->flags & KBPF_PROC_BEFORE_START)) {
+		struct kbpf_event_batch *batch = cfg_events ? batch_begin() : NULL;
 		__u64 now = bpf_ktime_get_ns();
 		account(ctx, NULL, p, tgid, (__u32)pid_tgid, f, f->start_ns,
-			now - f->start_ns, 0);
+			now - f->start_ns, 0, batch);
+		batch_end(batch);
 		f->start_ns = 0;
 	}
 
@@ -646,5 +726,25 @@ SEC("raw_tp/sched_process_exit")
 int BPF_PROG(exit_raw, struct task_struct *task)
 {
 	on_task_exit(ctx, task);
+	return 0;
+}
+
+/*
+ * Not attached: user space runs it on each CPU (BPF_F_TEST_RUN_ON_CPU) to
+ * hand over that CPU's partial batch, at each interval and whenever it
+ * needs every event up to now. Returns 1 when a program it interrupted on
+ * that CPU is filling the batch: user space tries again.
+ */
+SEC("raw_tp")
+int flush_events(void *ctx)
+{
+	__u32 zero = 0;
+	struct kbpf_event_batch *b = bpf_map_lookup_elem(&staging, &zero);
+	if (!b)
+		return 0;
+	if (b->busy)
+		return 1;
+	if (b->n)
+		batch_submit(b);
 	return 0;
 }

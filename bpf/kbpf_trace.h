@@ -130,6 +130,9 @@ struct kbpf_note_exec {
 	char args[KBPF_ARGS_MAX];
 };
 
+/* Events go to the ring buffer `events` in batches of up to this many. */
+#define KBPF_EVENT_BATCH 64
+
 /* One completed call, ring buffer `events` (--events). */
 struct kbpf_event {
 	__u32 tgid;
@@ -141,6 +144,17 @@ struct kbpf_event {
 	__s64 ret;
 	__s32 fd;	/* first argument when it is a descriptor, else -1 */
 	__u32 kind;	/* its KBPF_KIND_*, 0 for other calls */
+};
+
+/*
+ * The record of the `events` ring buffer: n events (of any threads that
+ * ran on one CPU, each thread's in order). Also the per-CPU staging area
+ * they are gathered in; a record is n events long.
+ */
+struct kbpf_event_batch {
+	__u32 n;
+	__u32 busy;	/* staging: a program on this CPU is filling it */
+	struct kbpf_event ev[KBPF_EVENT_BATCH];
 };
 
 #endif

@@ -92,6 +92,11 @@ static int try_start(struct tracer *t, const struct options *o, bool tp_btf,
 	kp_syscall_fd_arg_bits(NULL, (uint64_t *)t->skel->rodata->cfg_fd_arg,
 			       KBPF_SYSCALL_MAX);
 	choose_programs(t->skel, tp_btf);
+	/* run on demand, never attached; loaded only for --events */
+	bpf_program__set_autoattach(t->skel->progs.flush_events, false);
+	bpf_program__set_autoload(t->skel->progs.flush_events, o->events);
+	if (!o->events)
+		bpf_map__set_max_entries(t->skel->maps.staging, 1);
 	if (o->events) {
 		/* A power of two pages, as BPF_MAP_TYPE_RINGBUF demands. */
 		uint32_t size = 4096;
@@ -123,6 +128,7 @@ int tracer_start(struct tracer *t, const struct options *o)
 	memset(t, 0, sizeof(*t));
 	t->traced_fd = t->aggs_fd = t->errnos_fd = -1;
 	t->stack_traces_fd = t->stack_aggs_fd = t->stack_samples_fd = -1;
+	t->flush_fd = -1;
 	libbpf_set_print(libbpf_print);
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
@@ -175,13 +181,47 @@ int tracer_start(struct tracer *t, const struct options *o)
 		return err;
 	}
 	if (o->events) {
-		err = ring_buffer__add(t->rings, bpf_map__fd(t->skel->maps.events),
-				       collect_event, NULL);
-		if (err) {
+		/* apart from the notes: collect.c drains it alone while notes wait */
+		t->event_ring = ring_buffer__new(bpf_map__fd(t->skel->maps.events),
+						 collect_event, NULL, NULL);
+		if (!t->event_ring) {
+			err = errno ? -errno : -ENOMEM;
 			fprintf(stderr, TOOL ": cannot open the event ring buffer: %s\n",
 				strerror(-err));
 			tracer_stop(t);
 			return err;
+		}
+		t->flush_fd = bpf_program__fd(t->skel->progs.flush_events);
+	}
+	return 0;
+}
+
+/*
+ * Every CPU hands over its partial batch of events (flush_events run on
+ * it); a CPU where a program is filling the batch at that moment is asked
+ * again. Returns 0 or -errno (then some events stay staged until later).
+ */
+int tracer_flush_events(struct tracer *t)
+{
+	static int n_cpus;
+	uint64_t args[1] = { 0 };
+
+	if (t->flush_fd < 0)
+		return 0;
+	if (!n_cpus)
+		n_cpus = libbpf_num_possible_cpus();
+	for (int cpu = 0; cpu < n_cpus; cpu++) {
+		for (int attempt = 0; attempt < 1000; attempt++) {
+			LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args,
+				    .ctx_size_in = sizeof(args),
+				    .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = (uint32_t)cpu);
+			int err = bpf_prog_test_run_opts(t->flush_fd, &opts);
+			if (err == -ENXIO)
+				break; /* a possible CPU that is offline: nothing staged */
+			if (err)
+				return err;
+			if (opts.retval == 0)
+				break;
 		}
 	}
 	return 0;
@@ -191,6 +231,8 @@ void tracer_stop(struct tracer *t)
 {
 	ring_buffer__free(t->rings);
 	t->rings = NULL;
+	ring_buffer__free(t->event_ring);
+	t->event_ring = NULL;
 	/* Destroying the skeleton detaches every program: nothing stays. */
 	kbpf_trace_bpf__destroy(t->skel);
 	t->skel = NULL;

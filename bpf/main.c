@@ -368,13 +368,23 @@ static int trace_loop(struct tracer *t, const struct options *o)
 		int timeout = wake > now ? (int)(wake - now) : 0;
 		if (timeout > 100)
 			timeout = 100;
-		int n = ring_buffer__poll(t->rings, timeout);
+		struct pollfd fds[2] = {
+			{ .fd = ring_buffer__epoll_fd(t->rings), .events = POLLIN },
+			{ .fd = t->event_ring ? ring_buffer__epoll_fd(t->event_ring) : -1,
+			  .events = POLLIN },
+		};
+		if (poll(fds, 2, timeout) < 0 && errno != EINTR) {
+			fprintf(stderr, TOOL ": waiting for the ring buffers failed: %s\n",
+				strerror(errno));
+			return -errno;
+		}
+		int n = ring_buffer__consume(t->rings);
 		if (n < 0 && n != -EINTR) {
 			fprintf(stderr, TOOL ": reading the ring buffers failed: %s\n",
 				strerror(-n));
 			return n;
 		}
-		ring_buffer__consume(t->rings);
+		collect_events_poll();
 		if (o->stacks)
 			mappings_drain();
 		collect_process_notes();

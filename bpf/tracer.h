@@ -41,7 +41,9 @@ struct options {
 struct kbpf_trace_bpf;
 struct tracer {
 	struct kbpf_trace_bpf *skel;
-	struct ring_buffer *rings;
+	struct ring_buffer *rings;	/* notes */
+	struct ring_buffer *event_ring;	/* --events */
+	int flush_fd;			/* flush_events, --events */
 	int traced_fd, aggs_fd, errnos_fd;
 	int stack_traces_fd, stack_aggs_fd, stack_samples_fd;
 	bool tp_btf;		/* which program set is attached */
@@ -49,6 +51,8 @@ struct tracer {
 /* Open, configure, load and attach; prints the one error line itself. */
 int tracer_start(struct tracer *t, const struct options *o);
 void tracer_stop(struct tracer *t);
+/* Every CPU's staged events into the event ring buffer (--events). */
+int tracer_flush_events(struct tracer *t);
 /* Adds a tgid to the traced map (flags: KBPF_PROC_*). */
 int tracer_add_pid(struct tracer *t, pid_t pid, uint32_t image, uint32_t flags);
 void tracer_remove_pid(struct tracer *t, pid_t pid);
@@ -107,6 +111,9 @@ struct image {
 	 * successful flush, number pending_flush: lost if it fails. */
 	uint64_t pending_flush, pending_records, pending_events;
 	uint64_t maps_generation; /* --stacks: of the last `maps` record + 1 */
+	uint64_t events_written;  /* --events: calls written as events */
+	uint64_t events_dropped;  /* ... and reported lost */
+	uint64_t calls_final;	  /* calls in the final aggregates */
 };
 struct image *image_find(uint32_t tgid, uint32_t image);
 struct image *image_new(uint32_t tgid, uint32_t image);
@@ -191,6 +198,8 @@ void collector_init(struct tracer *t, const struct collector_config *c,
 /* Ring buffer callback for `notes` and `events`. */
 int collect_note(void *ctx, void *data, size_t size);
 int collect_event(void *ctx, void *data, size_t size);
+/* Drains the event ring (periodic; writes when the buffer filled up). */
+void collect_events_poll(void);
 /* Writes the header of a stream that starts now. */
 void image_begin(struct image *im, uint64_t time_ns);
 /* Handles the notes queued by collect_note (after draining the rings). */

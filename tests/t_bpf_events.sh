@@ -25,3 +25,45 @@ events=$(jq '[.processes[].events] | add' <<<"$json")
 dropped=$(jq '.drops.events' <<<"$json")
 echo "default buffer: calls $count, events $events, dropped $dropped"
 expect_eq "events + dropped" "$count" $((events + dropped))
+
+# Events are gathered per CPU and written in batches; every thread's
+# events still come in order (across records and CPUs), exactly one per
+# call, with threads migrating between CPUs.
+"$KBPF" -t -e -i 20 -o threads.msgpack -- "$BUILD/programs/overhead" --workload=threads \
+	--calls=200000 > /dev/null || fail "overhead --workload=threads failed"
+"$BUILD/tests/events_order" threads.msgpack > per_thread.txt || fail "events out of order"
+json=$("$KANALYZE" --by=thread --format=json threads.msgpack)
+dropped=$(jq '.drops.events' <<<"$json")
+expect_eq "events + dropped (threads)" "$(jq '.total.count' <<<"$json")" \
+	$(( $(awk '{ n += $3 } END { print n }' per_thread.txt) + dropped ))
+if [ "$dropped" -eq 0 ]; then
+	expect_eq "events per thread = calls per thread" \
+		"$(jq -r '.processes[0].thread_profiles[] | "\(.tid) \(.total.count)"' <<<"$json" | sort)" \
+		"$(awk '{ print $2, $3 }' per_thread.txt | sort)"
+else
+	echo "($dropped events dropped under load: per-thread counts not compared)"
+fi
+
+# A partial batch does not wait for the next 63 calls: a process blocked
+# after 1000 calls has all its events in the trace within an interval.
+mkfifo go
+exec 3<>go
+"$KBPF" -e -i 50 -o blocked -- "$BUILD/tests/bpf_phases" 1000 5 < go > phases.out 3>&- &
+kbpf=$!
+for _ in $(seq 100); do grep -q ready phases.out && break; sleep 0.1; done
+grep -q ready phases.out || fail "bpf_phases did not start"
+complete=""
+for _ in $(seq 100); do
+	json=$("$KANALYZE" --format=json blocked 2>/dev/null || true)
+	events=$(jq '[.processes[].events] | add // 0' <<<"$json" 2>/dev/null || echo 0)
+	count=$(jq '.total.count // 0' <<<"$json" 2>/dev/null || echo 0)
+	if [ "$events" -ge 1000 ] && [ "$events" -eq "$count" ]; then complete=yes; break; fi
+	sleep 0.1
+done
+[ -n "$complete" ] || fail "events of the blocked process not written: $events events, $count calls"
+echo "ok: blocked process: $events events = $count calls counted so far"
+exec 3>&-
+wait $kbpf || fail "kbpf-trace failed"
+json=$(profile_json blocked)
+expect_eq "events = calls at the end" "$(jq '.total.count' <<<"$json")" \
+	"$(jq '[.processes[].events] | add' <<<"$json")"
