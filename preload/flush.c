@@ -418,6 +418,8 @@ void kp_finish(int64_t status, bool have_status)
 		return;
 	kp_proc.final_done = true;
 	kp_proc.exit_status = have_status ? status : -1;
-	kp_account_untimed(SYS_exit_group, false, 0, true);
+	/* rewrite mode: the syscall hook counted the exit or exit_group */
+	if (!kp_rw_active)
+		kp_account_untimed(SYS_exit_group, false, 0, true);
 	kp_flush(KP_FLUSH_EXIT, NULL);
 }

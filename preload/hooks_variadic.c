@@ -190,7 +190,9 @@ static int clone_trampoline(void *p)
 	kp_after_fork_child();
 	/* glibc ends the child with a bare exit syscall: flush before it */
 	int status = fn(arg);
-	kp_finish(status, true);
+	/* rewrite mode: the exit syscall's hook counts it and flushes */
+	if (!kp_rw_active)
+		kp_finish(status, true);
 	return status;
 }
 

@@ -306,6 +306,7 @@ void kp_after_fork_child(void)
 	kp_proc.shared_vm = false;
 	kp_threads_after_fork();
 	kp_own_reset();
+	kp_rw_live_threads = 1;
 	kp_output_after_fork();
 	kp_flush_after_fork();
 	set_deadline();

@@ -82,6 +82,7 @@ void kp_rw_vfork_parent(struct kp_rw_frame *f);
 int kp_rw_sigreturn(uint64_t ret_addr);
 /* The return address of the innermost vfork in flight on this thread. */
 extern __thread uint64_t kp_rw_vfork_ret;
+extern long kp_rw_live_threads;
 
 /* rewrite_patch.c */
 int kp_rw_page_map(void);	   /* 0 or -errno (no privilege: -EPERM) */

@@ -22,6 +22,9 @@
 
 __thread uint64_t kp_caller_site;
 __thread uint64_t kp_rw_vfork_ret;
+/* Threads of the process (clone with CLONE_THREAD, exit), from the count
+ * in /proc at the start of rewrite mode on. */
+long kp_rw_live_threads;
 
 _Static_assert(sizeof(struct kp_call) <= sizeof(((struct kp_rw_frame *)0)->call),
 	       "struct kp_call does not fit the frame");
@@ -130,6 +133,7 @@ static int fork_like(struct kp_rw_frame *f)
 			kp_after_fork_child();
 			kp_fork_reset_done = true;
 		}
+		kp_rw_live_threads = 1;
 		f->result = 0;
 		return KP_RW_DONE;
 	}
@@ -228,6 +232,9 @@ static int clone_stack(struct kp_rw_frame *f, uint64_t flags, uint64_t top,
 	}
 	f->counted = state;
 	f->clone_flags = flags;
+	/* before the call: the new thread may be gone before we return */
+	if (flags & CLONE_THREAD)
+		__atomic_add_fetch(&kp_rw_live_threads, 1, __ATOMIC_ACQ_REL);
 	/* the child pops the replaced argument, then returns to the site */
 	uint64_t *w = (uint64_t *)(uintptr_t)(top - 16);
 	if (!ca) {
@@ -259,6 +266,8 @@ void kp_rw_clone_parent(struct kp_rw_frame *f)
 			kp_tls_flags &= ~KP_TLS_VFORK_CHILD;
 	}
 	long r = (long)f->result;
+	if (r < 0 && (f->clone_flags & CLONE_THREAD))
+		__atomic_sub_fetch(&kp_rw_live_threads, 1, __ATOMIC_ACQ_REL);
 	if (r > 0 && (state & CF_TRACED) && !(f->clone_flags & CLONE_THREAD))
 		kp_note_fork((pid_t)r, (state & CF_VFORK) ? "vfork" : "clone");
 	if (state & CF_COUNTED) {
@@ -346,17 +355,27 @@ static int special_call(struct kp_rw_frame *f)
 			kp_rw_moved(a[0], a[1], (uint64_t)r);
 		break;
 	case SYS_exit: {
-		/* the thread's last call: counted, then its block is done */
+		/* the thread's last call: counted, then its block is done (a
+		 * clone(CLONE_VM) child, a process of its own on our memory,
+		 * is counted with the thread that made it and ends nothing) */
 		struct kp_thread *t = kp_self;
-		count_untimed(SYS_exit);
-		if (t && !(kp_tls_flags & KP_TLS_VFORK_CHILD))
+		bool traced = tracing();
+		if (traced)
+			count_untimed(SYS_exit);
+		if (traced && t)
 			kp_thread_end(t);
+		/* the last thread leaving this way ends the process: glibc
+		 * never does (its last thread calls exit), a raw exit may */
+		if (traced && __atomic_sub_fetch(&kp_rw_live_threads, 1, __ATOMIC_ACQ_REL) == 0)
+			kp_finish((int)a[0], true);
 		r = sys_of(f);
 		break;
 	}
 	case SYS_exit_group:
-		if (tracing())
+		if (tracing()) {
+			count_untimed(SYS_exit_group);
 			kp_finish((int)a[0], true);
+		}
 		r = sys_of(f);
 		break;
 	case SYS_execve:

@@ -21,6 +21,7 @@
 #include <capstone/capstone.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -537,6 +538,12 @@ static int sweep_section(const struct file *f, const uint8_t *data, uint64_t sec
 			continue;
 		if (red_zone_slot_used(f, data, sec_addr, size, x)) {
 			(*skipped)++;
+			if (kp_config.debug) {
+				char msg[96];
+				snprintf(msg, sizeof(msg), "rewrite: site at 0x%llx left alone (red zone)",
+					 (unsigned long long)x);
+				kp_debug(msg);
+			}
 			continue;
 		}
 		int err = kp_rw_list_add(out, sec_off + (x - sec_addr));

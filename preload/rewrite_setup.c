@@ -11,6 +11,7 @@
  * The header says which mode ran and why (kp_rw_coverage).
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,24 +246,28 @@ static int page_prot(uint64_t addr)
 	return prot;
 }
 
-static bool other_threads(void)
+/* Threads of the process now, from /proc/self/status (1 when unknown). */
+static long thread_count(void)
 {
 	char buf[2048];
 	long fd = kp_raw(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return true;
-	long n = kp_raw(SYS_read, fd, buf, sizeof(buf) - 1);
+		return 1;
+	long len = kp_raw(SYS_read, fd, buf, sizeof(buf) - 1);
 	kp_raw(SYS_close, fd);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
+	if (len <= 0)
+		return 1;
+	buf[len] = 0;
 	const char *t = strstr(buf, "\nThreads:");
 	if (!t)
-		return true;
+		return 1;
 	t += 9;
 	while (*t == ' ' || *t == '\t')
 		t++;
-	return !(t[0] == '1' && (t[1] == '\n' || t[1] == 0));
+	long n = 0;
+	while (*t >= '0' && *t <= '9')
+		n = n * 10 + (*t++ - '0');
+	return n ? n : 1;
 }
 
 /* ---- scanning and patching ---- */
@@ -389,7 +394,8 @@ void kp_rw_start(void)
 		kp_debug(why_buf);
 		return;
 	}
-	struct scan_ctx c = { .lo = 0, .hi = UINT64_MAX, .threads = other_threads() };
+	kp_rw_live_threads = thread_count();
+	struct scan_ctx c = { .lo = 0, .hi = UINT64_MAX, .threads = kp_rw_live_threads > 1 };
 	scan_all(&c);
 	if (c.libc_failed || !kp_rw_sites_count()) {
 		kp_rw_patch_revert_all();
@@ -399,6 +405,15 @@ void kp_rw_start(void)
 		return;
 	}
 	kp_rw_active = true;
+	if (kp_config.debug) {
+		char msg[160];
+		snprintf(msg, sizeof(msg),
+			 "rewrite mode: %llu sites in %llu regions, %llu left alone (red zone)",
+			 (unsigned long long)kp_rw_sites_count(),
+			 (unsigned long long)kp_rw_stats.regions,
+			 (unsigned long long)kp_rw_stats.skipped_red_zone);
+		kp_debug(msg);
+	}
 	/* the stream starts where the calls start being seen */
 	kp_proc.start_mono_ns = kp_mono_ns();
 	kp_proc.start_real_ns = kp_real_ns();

@@ -1,0 +1,54 @@
+# Helpers for the rewrite-mode tests (tests/t_rewrite_*.sh), on top of
+# bpf_lib.sh: the kernel's own count (kbpf-trace --events) is the reference
+# for "every call after the shim's start-up is seen".
+. "$KPROF_ROOT/tests/bpf_lib.sh"
+
+# need_rewrite: skip (77) unless the shim runs in rewrite mode here.
+need_rewrite() {
+	[ "$(uname -m)" = x86_64 ] || skip "rewrite mode is x86_64 only"
+	local d
+	d=$(mktemp -d)
+	KPROF_HOOK=rewrite LD_PRELOAD=$SHIM KPROF_OUT=$d /bin/true
+	local mode
+	mode=$("$KANALYZE" --format=json "$d" | jq -r .hook_mode)
+	rm -rf "$d"
+	[ "$mode" = rewrite ] ||
+		skip "rewrite mode unavailable here ($mode): the lowest page needs CAP_SYS_RAWIO or vm.mmap_min_addr=0"
+}
+
+# both DIR CMD...: CMD under kbpf-trace --events and the shim in rewrite
+# mode at once: traces in DIR/shim and DIR/bpf, CMD's stdout in
+# DIR/out.txt, its exit status in $both_rc.
+both() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	both_rc=0
+	"$KBPF" --events -o "$dir/bpf" -- env KPROF_HOOK=rewrite LD_PRELOAD="$SHIM" \
+		KPROF_OUT="$dir/shim" "$@" > "$dir/out.txt" || both_rc=$?
+}
+
+# exact_coverage DIR [NAME=DIFF...]: kanalyze --coverage --after-start:
+# for every syscall the kernel saw in the traced processes after the
+# shim's start-up (the shim's own calls set aside), the shim counted
+# exactly as many; NAME=DIFF allows the kernel DIFF more of NAME (calls
+# still in progress when a process ended, which never return).
+exact_coverage() {
+	local dir=$1
+	shift
+	local json allow="{}"
+	json=$("$KANALYZE" --coverage --after-start --format=json "$dir/shim" "$dir/bpf") ||
+		fail "kanalyze --coverage --after-start failed"
+	for a in "$@"; do
+		allow=$(jq -c --arg n "${a%%=*}" --argjson d "${a#*=}" '. + {($n): $d}' <<<"$allow")
+	done
+	local bad
+	bad=$(jq -r --argjson allow "$allow" '.syscalls[] |
+		select(.count_b - .count_a != ($allow[.name] // 0)) |
+		"\(.name): shim \(.count_a), kernel \(.count_b)"' <<<"$json")
+	[ -z "$bad" ] || fail "the shim and the kernel disagree after start-up: $(echo $bad)"
+	echo "ok: every syscall after start-up seen exactly ($(jq .total.count_a <<<"$json") calls)"
+}
+
+# shim_count DIR NAME: the shim's count of one syscall over every stream
+shim_count() { syscall_field "$(profile_json "$1/shim")" "$2" count; }
