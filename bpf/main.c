@@ -516,6 +516,11 @@ int main(int argc, char **argv)
 	err = trace_loop(&t, &o);
 	collect_finish();
 	status = err ? 1 : 0;
+	struct rusage ru;
+	if (verbose && getrusage(RUSAGE_SELF, &ru) == 0)
+		info(1, "own CPU time: %.3f s user, %.3f s system\n",
+		     ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+		     ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 	if (stop_signal || signalled)
 		info(1, "stopped by signal %d\n", stop_signal ? (int)stop_signal : signalled);
 
