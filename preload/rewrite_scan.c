@@ -114,7 +114,7 @@ static void cache_dir_init(void)
 		cache_dir[0] = 0;
 }
 
-#define CACHE_MAGIC "KPRFSIT1"
+#define CACHE_MAGIC "KPRFSIT2" /* bumped when the analysis changes */
 
 struct cache_head {
 	char magic[8];
@@ -437,12 +437,36 @@ static bool overlaps_slot(int64_t disp, unsigned size)
 	return disp < 0 && disp + (int64_t)(size ? size : 8) > -8;
 }
 
+static bool is_arg_reg(unsigned r)
+{
+	return r == X86_REG_RDI || r == X86_REG_RSI || r == X86_REG_RDX ||
+	       r == X86_REG_R10 || r == X86_REG_R8 || r == X86_REG_R9 ||
+	       r == X86_REG_EDI || r == X86_REG_ESI || r == X86_REG_EDX;
+}
+
+static bool in_group(const cs_insn *i, unsigned g)
+{
+	for (unsigned k = 0; k < i->detail->groups_count; k++)
+		if (i->detail->groups[k] == g)
+			return true;
+	return false;
+}
+
 /*
- * Whether the function of the site at addr may keep live data in the 8
- * bytes under the stack pointer, which `call *%rax` overwrites: a memory
- * operand at a negative offset from %rsp reaching into them, a pointer
- * into the red zone (lea), or the same through %rbp in a function that
- * set %rbp = %rsp and never moved %rsp down.
+ * Whether the function of the site at addr may have live data in the 8
+ * bytes under the stack pointer when the site runs: `call *%rax` writes
+ * its return address there. The slot is the red zone's top in a leaf
+ * function (reached through %rsp, or through %rbp in a function that set
+ * %rbp = %rsp and never moved %rsp). Data written there before the site
+ * and never read after it is dead (va_list save areas of variadic
+ * wrappers); what is flagged:
+ *  - a pointer into the red zone passed to the syscall (an argument
+ *    register loaded with lea): the kernel may read it;
+ *  - a read of the slot after the site, or, with a pointer into the red
+ *    zone kept elsewhere, any read through a register after the site;
+ *  - around a loop that contains the site (or a jump back to it), any
+ *    read of the slot at all, or a kept pointer and any read through a
+ *    register.
  */
 static bool red_zone_slot_used(const struct file *f, const uint8_t *data,
 			       uint64_t sec_addr, size_t sec_size, uint64_t addr)
@@ -454,8 +478,12 @@ static bool red_zone_slot_used(const struct file *f, const uint8_t *data,
 	const uint8_t *code = data + (start - sec_addr);
 	size_t left = len;
 	uint64_t a = start;
-	bool frame = false, moved = false, rbp_slot = false;
+	bool frame = false, moved = false, loop = false;
+	bool rsp_read_any = false, rsp_read_after = false, rsp_escape = false;
+	bool rbp_read_any = false, rbp_read_after = false, rbp_escape = false;
+	bool deref_after = false, deref_any = false;
 	while (left) {
+		uint64_t at = a;
 		if (!cs_disasm_iter(dis_detail, &code, &left, &a, insn_detail)) {
 			code++;
 			left--;
@@ -464,6 +492,7 @@ static bool red_zone_slot_used(const struct file *f, const uint8_t *data,
 		}
 		const cs_x86 *x = &insn_detail->detail->x86;
 		unsigned id = insn_detail->id;
+		bool after = at > addr;
 		if (id == X86_INS_MOV && x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
 		    x->operands[0].reg == X86_REG_RBP && x->operands[1].type == X86_OP_REG &&
 		    x->operands[1].reg == X86_REG_RSP)
@@ -471,18 +500,53 @@ static bool red_zone_slot_used(const struct file *f, const uint8_t *data,
 		if ((id == X86_INS_SUB || id == X86_INS_AND) && x->op_count == 2 &&
 		    x->operands[0].type == X86_OP_REG && x->operands[0].reg == X86_REG_RSP)
 			moved = true;
+		if (in_group(insn_detail, CS_GRP_JUMP) && x->op_count == 1 &&
+		    x->operands[0].type == X86_OP_IMM && (uint64_t)x->operands[0].imm <= addr &&
+		    at > addr)
+			loop = true;
+		if (id == X86_INS_LEA && x->op_count == 2 && x->operands[1].type == X86_OP_MEM) {
+			const x86_op_mem *m = &x->operands[1].mem;
+			bool rz = m->disp < 0 && m->disp >= -128 && m->index == X86_REG_INVALID;
+			bool arg = x->operands[0].type == X86_OP_REG && is_arg_reg(x->operands[0].reg);
+			if (rz && m->base == X86_REG_RSP) {
+				rsp_escape = true;
+				if (arg && at < addr)
+					return true;
+			}
+			if (rz && m->base == X86_REG_RBP) {
+				rbp_escape = true;
+				if (arg && at < addr)
+					rbp_read_after = true;
+			}
+			continue;
+		}
+		if (id == X86_INS_NOP)
+			continue; /* padding: its memory operand is never read */
 		for (unsigned k = 0; k < x->op_count; k++) {
 			const cs_x86_op *op = &x->operands[k];
 			if (op->type != X86_OP_MEM || op->mem.segment != X86_REG_INVALID)
 				continue;
-			unsigned size = id == X86_INS_LEA ? 128 : op->size;
-			if (op->mem.base == X86_REG_RSP && overlaps_slot(op->mem.disp, size))
-				return true;
-			if (op->mem.base == X86_REG_RBP && overlaps_slot(op->mem.disp, size))
-				rbp_slot = true;
+			bool read = (op->access & CS_AC_READ) != 0;
+			if (!read)
+				continue;
+			if (op->mem.base == X86_REG_RSP && overlaps_slot(op->mem.disp, op->size)) {
+				rsp_read_any = true;
+				rsp_read_after |= after;
+			} else if (op->mem.base == X86_REG_RBP && overlaps_slot(op->mem.disp, op->size)) {
+				rbp_read_any = true;
+				rbp_read_after |= after;
+			} else if (op->mem.base != X86_REG_RIP && op->mem.base != X86_REG_RSP &&
+				   op->mem.base != X86_REG_INVALID) {
+				deref_any = true;
+				deref_after |= after;
+			}
 		}
 	}
-	return frame && !moved && rbp_slot;
+	bool rsp_used = loop ? rsp_read_any || (rsp_escape && deref_any)
+			     : rsp_read_after || (rsp_escape && deref_after);
+	bool rbp_used = loop ? rbp_read_any || (rbp_escape && deref_any)
+			     : rbp_read_after || (rbp_escape && deref_after);
+	return rsp_used || (frame && !moved && rbp_used);
 }
 
 /* ---- sweeping an ELF file ---- */

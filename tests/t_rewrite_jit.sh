@@ -1,0 +1,23 @@
+# Rewrite mode and code made executable at run time (a JIT's mprotect to
+# PROT_EXEC): `mov $nr, %eax; syscall` in pages the program wrote, one in
+# a single page, one whose `syscall` straddles two pages made executable
+# together, one straddling two pages made executable one after the other;
+# and a `syscall` straddling two pages of the executable's own text. Every
+# call is seen (the program makes the same calls through libc as well, to
+# check the results: twice the count).
+. "$KPROF_ROOT/tests/rewrite_lib.sh"
+need_bpf
+need_rewrite
+both jit "$BUILD/tests/rewrite_cases" jit 1000
+expect_eq "jit: exit status" 0 "$both_rc"
+expect_eq "jit: output" "jit=1000 ok" "$(cat jit/out.txt)"
+expect_eq "getppid (one page)" 2000 "$(shim_count jit getppid)"
+expect_eq "getuid (straddling, made executable together)" 2000 "$(shim_count jit getuid)"
+expect_eq "getgid (straddling, made executable page by page)" 2000 "$(shim_count jit getgid)"
+exact_coverage jit
+
+both straddle "$BUILD/tests/rewrite_cases" straddle 1000
+expect_eq "straddle: exit status" 0 "$both_rc"
+expect_eq "straddle: output" "straddle=1000 ok" "$(cat straddle/out.txt)"
+expect_eq "getppid (straddling two pages of the text)" 2000 "$(shim_count straddle getppid)"
+exact_coverage straddle
