@@ -17,9 +17,10 @@
  *   ns_per_call=X        wall-clock ns of the loop / calls, CLOCK_MONOTONIC
  * memory prints rss_1_kib, vsz_1_kib, rss_n_kib, vsz_n_kib (smaps_rollup Anonymous,
  * VmSize) and threads.
- * A warm-up of calls/10 (at least 100) runs first, untimed, so a profiler's
- * per-thread setup is not in the loop.
- * Usage: overhead --workload=W [--calls=N] [--threads=N]
+ * A warm-up of calls/10 (at least 100), then for at least --warmup-ms
+ * (default 0), runs first, untimed, so a profiler's per-thread setup (and
+ * the shim's clock calibration) is not in the loop.
+ * Usage: overhead --workload=W [--calls=N] [--threads=N] [--warmup-ms=MS]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -94,15 +95,26 @@ static void loop(enum workload w, long n)
 	}
 }
 
+static long warmup_ms;
+
 static long warmup_calls(long n)
 {
 	return n / 10 > 100 ? n / 10 : 100;
 }
 
+/* Untimed: calls/10 (at least 100), then more until warmup_ms have passed. */
+static void warm_up(enum workload w, long n)
+{
+	int64_t end = now_ns() + (int64_t)warmup_ms * 1000000;
+	loop(w, warmup_calls(n));
+	while (now_ns() < end)
+		loop(w, 1000);
+}
+
 static void *mix_thread(void *arg)
 {
 	(void)arg;
-	loop(W_THREADS, warmup_calls(calls_per_thread));
+	warm_up(W_THREADS, calls_per_thread);
 	pthread_barrier_wait(&start_barrier);
 	loop(W_THREADS, calls_per_thread);
 	pthread_barrier_wait(&done_barrier);
@@ -194,12 +206,14 @@ int main(int argc, char **argv)
 			name = argv[i] + 11;
 		} else if (strncmp(argv[i], "--calls=", 8) == 0) {
 			calls = strtol(argv[i] + 8, NULL, 10);
+		} else if (strncmp(argv[i], "--warmup-ms=", 12) == 0) {
+			warmup_ms = strtol(argv[i] + 12, NULL, 10);
 		} else if (strncmp(argv[i], "--threads=", 10) == 0) {
 			nthreads = (int)strtol(argv[i] + 10, NULL, 10);
 		} else {
 			fprintf(stderr, "overhead: unknown argument %s\n"
 				"usage: overhead --workload=getppid|read|eagain|threads|memory "
-				"[--calls=N] [--threads=N]\n", argv[i]);
+				"[--calls=N] [--threads=N] [--warmup-ms=MS]\n", argv[i]);
 			return 2;
 		}
 	}
@@ -222,7 +236,7 @@ int main(int argc, char **argv)
 		if (run_threads((enum workload)w, calls, nthreads))
 			return 1;
 	} else {
-		loop((enum workload)w, warmup_calls(calls));
+		warm_up((enum workload)w, calls);
 		int64_t t0 = now_ns();
 		loop((enum workload)w, calls);
 		int64_t t1 = now_ns();

@@ -143,6 +143,8 @@ static const struct artifact_def artifacts[] = {
 static const struct suite_option options[] = {
 	{ "reps", "3", "times the interleaved sequence runs per round (median per round)" },
 	{ "calls", "100000", "syscalls per run of the C workloads" },
+	{ "warmup-ms", "300", "untimed calls first, for at least this long (steady state: "
+	  "the shim's TSC clock calibrates in ~200 ms)" },
 	{ "slow-calls", "4000", "syscalls per run under strace and perf trace" },
 	{ "node-calls", "40000", "syscalls per run of the Node workload" },
 	{ "node-slow-calls", "4000", "the same under strace and perf trace" },
@@ -254,7 +256,7 @@ static int run_command(struct suite_ctx *ctx, const char *what, const char *cons
 struct cmdline {
 	const char *argv[40];
 	int argc;
-	char strings[8][4200];
+	char strings[12][4200];
 	int nstrings;
 	bool truncated;		/* a path too long: the command is not run */
 };
@@ -269,7 +271,7 @@ static void cmd_add(struct cmdline *c, const char *arg)
 static const char *cmd_fmt(struct cmdline *c, const char *fmt, const char *a, const char *b)
 {
 	char tmp[sizeof(c->strings[0])];
-	char *s = c->strings[c->nstrings < 7 ? c->nstrings++ : 7];
+	char *s = c->strings[c->nstrings < 11 ? c->nstrings++ : 11];
 	if (snprintf(tmp, sizeof(tmp), fmt, a, b ? b : "") >= (int)sizeof(tmp))
 		c->truncated = true;
 	memcpy(s, tmp, sizeof(tmp));
@@ -290,6 +292,7 @@ static void workload_argv(struct suite_ctx *ctx, enum workload_id w, const char 
 		words[n++] = suite_artifact_path(ctx, "overhead");
 		words[n++] = cmd_fmt(c, "--workload=%s%s", workload_names[w], NULL);
 		words[n++] = cmd_fmt(c, "--calls=%s%s", calls, NULL);
+		words[n++] = cmd_fmt(c, "--warmup-ms=%s%s", suite_option(ctx, "warmup-ms"), NULL);
 	}
 	*nwords = n;
 }
@@ -297,7 +300,7 @@ static void workload_argv(struct suite_ctx *ctx, enum workload_id w, const char 
 /* bpftrace -c takes one string; the words have no spaces or quotes. */
 static const char *joined(struct cmdline *c, const char **words, int n)
 {
-	char *s = c->strings[c->nstrings < 7 ? c->nstrings++ : 7];
+	char *s = c->strings[c->nstrings < 11 ? c->nstrings++ : 11];
 	size_t len = 0;
 	s[0] = '\0';
 	for (int i = 0; i < n; i++)

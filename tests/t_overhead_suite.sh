@@ -11,7 +11,7 @@ done
 perf trace -o /dev/null -- true 2>/dev/null || skip "perf trace does not work on this kernel"
 KRUNNER=$BUILD/krunner
 
-"$KRUNNER" --suite=overhead --rounds=1 --reps=1 --calls=2000 --slow-calls=100 --node-calls=400 \
+"$KRUNNER" --suite=overhead --rounds=1 --reps=1 --calls=2000 --warmup-ms=0 --slow-calls=100 --node-calls=400 \
 	--node-slow-calls=100 --trace-calls=20000 --memory-threads=4 \
 	--out="$PWD/results" >summary.txt || fail "krunner exited $?"
 files=(results/*-overhead.json)
