@@ -23,7 +23,10 @@
  * The same pattern leads numbers from the stub's end to the end of the
  * page (no real syscall, but a call must land on code) to a second stub.
  */
-static void fill_pad(uint8_t *p, size_t from, size_t to)
+/* The page is at address 0: UBSan's null check must not see these stores. */
+#define KP_PAGE_ZERO __attribute__((no_sanitize("null")))
+
+KP_PAGE_ZERO static void fill_pad(uint8_t *p, size_t from, size_t to)
 {
 	size_t jumps_end = to > from + 104 ? to - 104 : from;
 	for (size_t i = from; i < to; i++) {
@@ -38,7 +41,7 @@ static void fill_pad(uint8_t *p, size_t from, size_t to)
 
 /* movabs $kp_rw_entry, %r11; jmp *%r11 (r11: clobbered by syscall anyway) */
 #define STUB_BYTES 13
-static void put_stub(uint8_t *p)
+KP_PAGE_ZERO static void put_stub(uint8_t *p)
 {
 	uint64_t entry = (uint64_t)(uintptr_t)kp_rw_entry;
 	p[0] = 0x49;
