@@ -210,17 +210,106 @@ int collect_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int cmp_event(const void *a, const void *b)
+/*
+ * Events by thread without sorting them all: a CPU's batches keep each
+ * thread's events in order, so a thread's events arrive in order unless
+ * it moved between CPUs; they are grouped (stable, by a hash of the
+ * thread) and only a group found out of order is sorted.
+ */
+struct thread_group {
+	uint32_t tgid, image, tid;
+	uint32_t first, count; /* into order[] */
+};
+
+static uint32_t *order;		/* event indices, grouped by thread */
+static uint32_t *group_of;	/* group of each event */
+static struct thread_group *groups;
+static int32_t *slots;		/* open addressing: group index or -1 */
+static size_t cap_order, cap_groups, n_slots;
+
+static int cmp_start(const void *a, const void *b)
 {
-	const struct kbpf_event *x = a, *y = b;
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	if (x->image != y->image)
-		return x->image < y->image ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
+	const struct kbpf_event *x = &evbuf[*(const uint32_t *)a];
+	const struct kbpf_event *y = &evbuf[*(const uint32_t *)b];
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+static int group_events(size_t *n_groups)
+{
+	if (n_events > cap_order) {
+		uint32_t *o = realloc(order, n_events * sizeof(*o));
+		uint32_t *g = o ? realloc(group_of, n_events * sizeof(*g)) : NULL;
+		if (o)
+			order = o;
+		if (!g)
+			return -ENOMEM;
+		group_of = g;
+		cap_order = n_events;
+	}
+	size_t n = 0;
+	if (n_slots)
+		memset(slots, 0xff, n_slots * sizeof(*slots));
+	for (size_t i = 0; i < n_events; i++) {
+		const struct kbpf_event *e = &evbuf[i];
+		if (2 * (n + 1) > n_slots) { /* grow and rehash */
+			size_t ns = n_slots ? 2 * n_slots : 1024;
+			int32_t *sl = malloc(ns * sizeof(*sl));
+			if (!sl)
+				return -ENOMEM;
+			memset(sl, 0xff, ns * sizeof(*sl));
+			for (size_t k = 0; k < n; k++) {
+				size_t h = (groups[k].tid * 2654435761u ^ groups[k].image) & (ns - 1);
+				while (sl[h] >= 0)
+					h = (h + 1) & (ns - 1);
+				sl[h] = (int32_t)k;
+			}
+			free(slots);
+			slots = sl;
+			n_slots = ns;
+		}
+		size_t h = (e->tid * 2654435761u ^ e->image) & (n_slots - 1);
+		while (slots[h] >= 0) {
+			const struct thread_group *g = &groups[slots[h]];
+			if (g->tid == e->tid && g->tgid == e->tgid && g->image == e->image)
+				break;
+			h = (h + 1) & (n_slots - 1);
+		}
+		if (slots[h] < 0) {
+			if (n == cap_groups) {
+				size_t cap = cap_groups ? 2 * cap_groups : 64;
+				struct thread_group *gv = realloc(groups, cap * sizeof(*gv));
+				if (!gv)
+					return -ENOMEM;
+				groups = gv;
+				cap_groups = cap;
+			}
+			groups[n] = (struct thread_group){ e->tgid, e->image, e->tid, 0, 0 };
+			slots[h] = (int32_t)n++;
+		}
+		group_of[i] = (uint32_t)slots[h];
+		groups[slots[h]].count++;
+	}
+	uint32_t at = 0;
+	for (size_t k = 0; k < n; k++) {
+		groups[k].first = at;
+		at += groups[k].count;
+		groups[k].count = 0;
+	}
+	for (size_t i = 0; i < n_events; i++) {
+		struct thread_group *g = &groups[group_of[i]];
+		order[g->first + g->count++] = (uint32_t)i;
+	}
+	for (size_t k = 0; k < n; k++) {
+		const uint32_t *o = order + groups[k].first;
+		for (uint32_t j = 1; j < groups[k].count; j++) {
+			if (evbuf[o[j]].start_ns < evbuf[o[j - 1]].start_ns) {
+				qsort(order + groups[k].first, groups[k].count,
+				      sizeof(*order), cmp_start);
+				break;
+			}
+		}
+	}
+	*n_groups = n;
 	return 0;
 }
 
@@ -231,44 +320,52 @@ static int cmp_event(const void *a, const void *b)
  */
 static void write_events(uint64_t upto)
 {
+	size_t n_groups;
 	if (!n_events)
 		return;
-	qsort(evbuf, n_events, sizeof(*evbuf), cmp_event);
-	size_t kept = 0;
-	for (size_t i = 0; i < n_events;) {
-		size_t j = i;
-		while (j < n_events && j - i < EVENTS_PER_RECORD &&
-		       evbuf[j].tgid == evbuf[i].tgid &&
-		       evbuf[j].image == evbuf[i].image &&
-		       evbuf[j].tid == evbuf[i].tid &&
-		       evbuf[j].start_ns + evbuf[j].duration_ns <= upto)
-			j++;
-		if (j == i) { /* ended after upto: every later one of the thread too */
-			evbuf[kept++] = evbuf[i];
-			i++;
-			continue;
-		}
-		struct image *im = image_lazy(evbuf[i].tgid, evbuf[i].image);
-		if (im && im->sink) {
-			struct kp_rec_common c = common_now(im, 0);
-			pending_add(im, 0, j - i);
-			kp_rec_events_begin(&im->sink->w, &c, evbuf[i].tid,
-					    (unsigned)(j - i));
-			for (size_t k = i; k < j; k++) {
-				const struct kbpf_event *e = &evbuf[k];
-				if (e->kind)
-					kp_rec_event_fd(&im->sink->w, e->start_ns,
-							e->duration_ns, e->nr, e->ret,
-							e->fd, e->kind);
-				else
-					kp_rec_event(&im->sink->w, e->start_ns,
-						     e->duration_ns, e->nr, e->ret);
-			}
-			im->events_written += j - i;
-			sink_flush(im->sink);
-		}
-		i = j;
+	if (group_events(&n_groups)) {
+		fprintf(stderr, TOOL ": out of memory sorting events\n");
+		return;
 	}
+	for (size_t k = 0; k < n_groups; k++) {
+		const struct thread_group *g = &groups[k];
+		const uint32_t *o = order + g->first;
+		uint32_t done = 0;
+		while (done < g->count) {
+			uint32_t j = done;
+			while (j < g->count && j - done < EVENTS_PER_RECORD &&
+			       evbuf[o[j]].start_ns + evbuf[o[j]].duration_ns <= upto)
+				j++;
+			if (j == done)
+				break; /* ended after upto: every later one too */
+			struct image *im = image_lazy(g->tgid, g->image);
+			if (im && im->sink) {
+				struct kp_rec_common c = common_now(im, 0);
+				pending_add(im, 0, j - done);
+				kp_rec_events_begin(&im->sink->w, &c, g->tid, j - done);
+				for (uint32_t x = done; x < j; x++) {
+					const struct kbpf_event *e = &evbuf[o[x]];
+					if (e->kind)
+						kp_rec_event_fd(&im->sink->w, e->start_ns,
+								e->duration_ns, e->nr, e->ret,
+								e->fd, e->kind);
+					else
+						kp_rec_event(&im->sink->w, e->start_ns,
+							     e->duration_ns, e->nr, e->ret);
+				}
+				im->events_written += j - done;
+				sink_flush(im->sink);
+			}
+			done = j;
+		}
+		/* the rest waits: marked by a zero tgid below */
+		for (uint32_t x = 0; x < done; x++)
+			evbuf[o[x]].tgid = 0;
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < n_events; i++)
+		if (evbuf[i].tgid)
+			evbuf[kept++] = evbuf[i];
 	n_events = kept;
 }
 

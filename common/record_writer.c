@@ -260,27 +260,78 @@ void kp_rec_events_begin(struct kp_writer *w, const struct kp_rec_common *c,
 	msgpack_pack_array(&w->pk, n_events);
 }
 
+/*
+ * Events are the bulk of a trace: one is encoded into a small buffer and
+ * appended once, instead of one packer callback per element. The bytes
+ * are msgpack-c's own (the smallest encoding of each integer).
+ */
+static unsigned enc_be(unsigned char *p, unsigned char tag, uint64_t v, unsigned n)
+{
+	p[0] = tag;
+	for (unsigned i = 0; i < n; i++)
+		p[1 + i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+	return n + 1;
+}
+
+static unsigned enc_uint(unsigned char *p, uint64_t v)
+{
+	if (v < 128) {
+		p[0] = (unsigned char)v;
+		return 1;
+	}
+	if (v < 256)
+		return enc_be(p, 0xcc, v, 1);
+	if (v < 65536)
+		return enc_be(p, 0xcd, v, 2);
+	if (v < (1ull << 32))
+		return enc_be(p, 0xce, v, 4);
+	return enc_be(p, 0xcf, v, 8);
+}
+
+static unsigned enc_int(unsigned char *p, int64_t v)
+{
+	if (v >= 0)
+		return enc_uint(p, (uint64_t)v);
+	if (v >= -32) {
+		p[0] = (unsigned char)v; /* negative fixint */
+		return 1;
+	}
+	if (v >= -128)
+		return enc_be(p, 0xd0, (uint64_t)v, 1);
+	if (v >= -32768)
+		return enc_be(p, 0xd1, (uint64_t)v, 2);
+	if (v >= -(1ll << 31))
+		return enc_be(p, 0xd2, (uint64_t)v, 4);
+	return enc_be(p, 0xd3, (uint64_t)v, 8);
+}
+
 void kp_rec_event(struct kp_writer *w, uint64_t start_ns, uint64_t duration_ns,
 		  uint32_t nr, int64_t ret)
 {
-	msgpack_pack_array(&w->pk, 4);
-	msgpack_pack_uint64(&w->pk, start_ns);
-	msgpack_pack_uint64(&w->pk, duration_ns);
-	msgpack_pack_uint32(&w->pk, nr);
-	msgpack_pack_int64(&w->pk, ret);
+	unsigned char b[40];
+	unsigned n = 0;
+	b[n++] = 0x94; /* fixarray of 4 */
+	n += enc_uint(b + n, start_ns);
+	n += enc_uint(b + n, duration_ns);
+	n += enc_uint(b + n, nr);
+	n += enc_int(b + n, ret);
+	writer_append(w, (const char *)b, n);
 }
 
 void kp_rec_event_fd(struct kp_writer *w, uint64_t start_ns,
 		     uint64_t duration_ns, uint32_t nr, int64_t ret, int64_t fd,
 		     unsigned kind)
 {
-	msgpack_pack_array(&w->pk, 6);
-	msgpack_pack_uint64(&w->pk, start_ns);
-	msgpack_pack_uint64(&w->pk, duration_ns);
-	msgpack_pack_uint32(&w->pk, nr);
-	msgpack_pack_int64(&w->pk, ret);
-	msgpack_pack_int64(&w->pk, fd);
-	msgpack_pack_uint32(&w->pk, kind);
+	unsigned char b[64];
+	unsigned n = 0;
+	b[n++] = 0x96; /* fixarray of 6 */
+	n += enc_uint(b + n, start_ns);
+	n += enc_uint(b + n, duration_ns);
+	n += enc_uint(b + n, nr);
+	n += enc_int(b + n, ret);
+	n += enc_int(b + n, fd);
+	n += enc_uint(b + n, kind);
+	writer_append(w, (const char *)b, n);
 }
 
 void kp_rec_fork(struct kp_writer *w, const struct kp_rec_common *c,
