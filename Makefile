@@ -52,7 +52,10 @@ PROGRAMS := $(patsubst programs/%.c,$(BUILD)/programs/%,$(wildcard programs/*.c)
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 
 LIBS_ANALYZER := -lmsgpackc -ljansson -lz -lm -lelf
-LIBS_SHIM := -lz -ldl -lpthread -lcapstone -lelf
+LIBS_SHIM := -lz -ldl -lpthread
+# The shim's rewrite mode runs this helper (capstone, libelf) to find
+# syscall instructions: the libraries stay out of every traced process.
+LIBS_SITES := -lcapstone -lelf
 
 # kbpf-trace: X.bpf.c is compiled for the BPF target against the pinned
 # vmlinux.h, bpftool turns the object into a skeleton header that the user
@@ -71,7 +74,7 @@ RUNNER_SRC := $(wildcard runner/*.c)
 RUNNER_OBJ := $(RUNNER_SRC:%.c=$(BUILD)/obj/%.o)
 LIBS_RUNNER := -ljansson -lcrypto -lm
 
-TOOLS := $(BUILD)/libkprof.so $(BUILD)/kanalyze
+TOOLS := $(BUILD)/libkprof.so $(BUILD)/kprof-sites $(BUILD)/kanalyze
 ifneq ($(RUNNER_SRC),)
 TOOLS += $(BUILD)/krunner
 endif
@@ -119,6 +122,11 @@ $(BUILD)/libkprof.so: $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a preload/libkprof.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) -shared $(SHIM_SANFLAGS) -Wl,--version-script=preload/libkprof.map -Wl,-z,now \
 		-o $@ $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a $(LIBS_SHIM)
+
+$(BUILD)/kprof-sites: preload/helper/kprof_sites.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIBS_SITES)
 
 $(BUILD)/kanalyze: $(ANALYZER_OBJ) $(BUILD)/libkcommon.a
 	$(call msg,LD,$@)
@@ -207,7 +215,7 @@ install: $(TOOLS)
 	install -m 0755 $(BUILD)/kanalyze $(DESTDIR)$(PREFIX)/bin/
 	if [ -f $(BUILD)/krunner ]; then install -m 0755 $(BUILD)/krunner $(DESTDIR)$(PREFIX)/bin/; fi
 	if [ -f $(BUILD)/kbpf-trace ]; then install -m 0755 $(BUILD)/kbpf-trace $(DESTDIR)$(PREFIX)/bin/; fi
-	install -m 0755 $(BUILD)/libkprof.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 $(BUILD)/libkprof.so $(BUILD)/kprof-sites $(DESTDIR)$(PREFIX)/lib/
 
 clean:
 	rm -rf $(BUILD)

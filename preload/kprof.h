@@ -409,12 +409,21 @@ static inline bool kp_call_start(struct kp_call *c, unsigned nr, long arg0)
 extern bool kp_rw_active;
 extern __thread uint64_t kp_caller_site;
 
+static inline void kp_call_abandon(struct kp_call *c);
+
 /* The symbol hooks' start of a call: false when it passes through. */
 static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0)
 {
 	if (unlikely(kp_rw_active))
 		return false;
-	return kp_call_start(c, nr, arg0);
+	if (!kp_call_start(c, nr, arg0))
+		return false;
+	/* the start may have waited for init, which chose rewrite mode */
+	if (unlikely(kp_rw_active)) {
+		kp_call_abandon(c);
+		return false;
+	}
+	return true;
 }
 
 /* In an exported hook, for a pass-through: `return KP_PASS(rtype, call);` */

@@ -12,8 +12,10 @@
  *                       and makes it; lifecycle syscalls (fork, exec, exit)
  *   rewrite_patch.c     the page at 0, the table of rewritten sites, the
  *                       2-byte stores
- *   rewrite_scan.c      finding the sites: libelf for the executable
- *                       sections, capstone for a linear sweep
+ *   rewrite_scan.c      finding the sites: the helper program kprof-sites
+ *                       (helper/kprof_sites.c: libelf for the executable
+ *                       sections, capstone for a linear sweep) once per
+ *                       file, a per-user cache of what it found
  *   rewrite_setup.c     choosing the mode at start (KPROF_HOOK), the first
  *                       scan of every mapping, rescans of code mapped
  *                       executable later (dlopen, JIT)
@@ -114,10 +116,11 @@ void kp_rw_patch_revert_all(void);
 
 /* rewrite_scan.c */
 struct kp_rw_scan_stats {
-	uint64_t regions, bytes, sites, skipped_red_zone, heuristic_sites;
+	uint64_t regions, sites, skipped_red_zone, heuristic_sites, helper_runs;
 };
 extern struct kp_rw_scan_stats kp_rw_stats;
-int kp_rw_scan_init(void);
+/* self_path: this library's file (the helper kprof-sites is next to it). */
+int kp_rw_scan_init(const char *self_path);
 /*
  * The syscall sites of [start, end), a mapping of file `path` at file
  * offset `offset` (path NULL or not an ELF file: anonymous code, where only

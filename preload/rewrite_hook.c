@@ -68,8 +68,13 @@ static inline bool begin(struct kp_call *c, unsigned nr, long arg0)
 	unsigned flags = kp_tls_flags;
 	if (likely(kp_self && !(flags & KP_TLS_IN_INIT)))
 		return kp_call_start(c, nr, arg0);
-	if ((flags & (KP_TLS_IN_INIT | KP_TLS_VFORK_CHILD)) ||
-	    __atomic_load_n(&kp_state, __ATOMIC_ACQUIRE) != KP_ACTIVE)
+	if (flags & (KP_TLS_IN_INIT | KP_TLS_VFORK_CHILD))
+		return false;
+	/* rewrite mode is on before the shim says it is active (its
+	 * stream has started): a thread waits for the end of init in
+	 * kp_call_start rather than miss a call */
+	if (__atomic_load_n(&kp_state, __ATOMIC_ACQUIRE) != KP_ACTIVE &&
+	    !__atomic_load_n(&kp_rw_active, __ATOMIC_ACQUIRE))
 		return false;
 	return kp_call_start(c, nr, arg0);
 }

@@ -342,10 +342,11 @@ static void scan_all(struct scan_ctx *c)
 
 static void find_own_text(const struct mapping *m, void *ctx)
 {
-	(void)ctx;
-	if (m->prot & PROT_EXEC) {
+	char *path = ctx;
+	if ((m->prot & PROT_EXEC) && m->path && strlen(m->path) < KP_PATH_MAX) {
 		kp_rw_text_start = m->start;
 		kp_rw_text_end = m->end;
+		strcpy(path, m->path);
 	}
 }
 
@@ -372,23 +373,16 @@ void kp_rw_start(void)
 	int mode = config();
 	if (mode == HOOK_SYMBOLS)
 		return;
-	/* TODO(auto): rewrite mode is opt-in until it passes its tests */
-	if (mode == HOOK_AUTO) {
-		symbols_why = "KPROF_HOOK=auto chooses symbols for now";
-		return;
-	}
+	uint64_t t_start = kp_mono_ns();
 	uint64_t self = (uint64_t)(uintptr_t)kp_rw_entry;
-	maps_each(self, self + 1, find_own_text, NULL);
+	char self_path[KP_PATH_MAX];
+	maps_each(self, self + 1, find_own_text, self_path);
 	if (!kp_rw_text_end) {
 		set_why("cannot find the shim's own code", -ENOENT);
 		return;
 	}
-	int err = kp_rw_scan_init();
-	if (err) {
-		set_why("libelf", err);
-		return;
-	}
-	err = kp_rw_page_map();
+	kp_rw_scan_init(self_path);
+	int err = kp_rw_page_map();
 	if (err) {
 		set_why("cannot map the lowest page", err);
 		kp_debug(why_buf);
@@ -406,12 +400,15 @@ void kp_rw_start(void)
 	}
 	kp_rw_active = true;
 	if (kp_config.debug) {
-		char msg[160];
+		char msg[200];
 		snprintf(msg, sizeof(msg),
-			 "rewrite mode: %llu sites in %llu regions, %llu left alone (red zone)",
+			 "rewrite mode: %llu sites in %llu regions, %llu left alone (red zone), "
+			 "%llu helper runs, %llu us",
 			 (unsigned long long)kp_rw_sites_count(),
 			 (unsigned long long)kp_rw_stats.regions,
-			 (unsigned long long)kp_rw_stats.skipped_red_zone);
+			 (unsigned long long)kp_rw_stats.skipped_red_zone,
+			 (unsigned long long)kp_rw_stats.helper_runs,
+			 (unsigned long long)((kp_mono_ns() - t_start) / 1000));
 		kp_debug(msg);
 	}
 	/* the stream starts where the calls start being seen */

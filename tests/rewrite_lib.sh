@@ -50,5 +50,15 @@ exact_coverage() {
 	echo "ok: every syscall after start-up seen exactly ($(jq .total.count_a <<<"$json") calls)"
 }
 
+# kernel_interrupted DIR NAME: calls of NAME the kernel saw end in
+# -ERESTARTSYS & co. (a signal arrived): restarted, the kernel counts the
+# call again; the program (and the shim) saw one call
+kernel_interrupted() {
+	"$KANALYZE" --timeline="$1/timeline.json" "$1/bpf" 2>/dev/null ||
+		fail "kanalyze --timeline failed"
+	jq --arg n "$2" '[.traceEvents[] | select(.name == $n and .ph == "X" and
+		(.args.ret // 0) <= -512 and (.args.ret // 0) >= -516)] | length' "$1/timeline.json"
+}
+
 # shim_count DIR NAME: the shim's count of one syscall over every stream
 shim_count() { syscall_field "$(profile_json "$1/shim")" "$2" count; }

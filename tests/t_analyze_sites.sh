@@ -3,7 +3,10 @@
 # and write() (the shim records the return address of the libc function,
 # kanalyze resolves it with the trace's `maps` record and libelf);
 # --folded gives the same as flame graph input.
+# Symbol mode: the counts are of the libc functions the program called
+# (rewrite mode also sees stdio's write at exit: t_rewrite_coverage.sh).
 source "$KPROF_ROOT/tests/lib.sh"
+export KPROF_HOOK=symbols
 prog=$BUILD/tests/sites_calls
 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/trace "$prog" 100 > /dev/null
 "$KANALYZE" --sites trace > sites.txt

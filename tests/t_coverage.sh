@@ -1,7 +1,10 @@
 # kanalyze --coverage: the same program traced by the shim and by
 # kbpf-trace; the shim's share of getppid is exactly 1000 of 1500 (500 calls
 # are made with a bare syscall instruction that no libc symbol sees).
+# Symbol mode: the 500 bare instructions are what it cannot see (rewrite
+# mode sees all 1500: t_rewrite_coverage.sh).
 . "$KPROF_ROOT/tests/lib.sh"
+export KPROF_HOOK=symbols
 prog=$BUILD/tests/coverage_mix
 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/shim "$prog"
 "$BUILD/kbpf-trace" -o "$PWD/bpf" -- "$prog"

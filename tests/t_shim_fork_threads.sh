@@ -2,7 +2,10 @@
 # getppid, 4 blocked in read), flushing every millisecond: every child's
 # stream is exact (5 getppid, its exit status), the parent's counts are
 # exact and the whole trace decodes without damage.
+# Symbol mode: a child's exact set of calls is symbol mode's (rewrite mode
+# also sees glibc's set_robust_list in the child: t_rewrite_fork_threads.sh).
 . "$KPROF_ROOT/tests/lib.sh"
+export KPROF_HOOK=symbols
 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/trace KPROF_INTERVAL_MS=1 "$BUILD/tests/fork_threads" 200 | tee out.txt
 want=$(sed -n 's/.*parent_getppid=//p' out.txt)
 [ -n "$want" ] || fail "program printed no count"

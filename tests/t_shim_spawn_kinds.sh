@@ -2,7 +2,10 @@
 # on its own stack, clone(CLONE_VM|CLONE_VFORK)+exec: every child runs and
 # exits as without the shim; each process of its own has an exact stream;
 # the parent's stream keeps its own exit status and exec state.
+# Symbol mode: the parent's exact set of calls is symbol mode's (rewrite
+# mode also sees posix_spawn's and stdio's own: t_rewrite_vfork.sh).
 . "$KPROF_ROOT/tests/lib.sh"
+export KPROF_HOOK=symbols
 prog=$BUILD/tests/spawn_kinds
 "$prog" > plain.out; plain_rc=$?
 rc=0; LD_PRELOAD=$SHIM KPROF_OUT=$PWD/trace "$prog" > shim.out || rc=$?

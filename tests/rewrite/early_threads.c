@@ -1,9 +1,11 @@
 /*
  * A library for tests/t_rewrite_threads.sh, preloaded after libkprof.so so
  * that its constructor runs first (the last preloaded library's runs
- * first): it starts THREADS threads that call getppid() in a tight loop,
- * running libc's code while the shim rewrites it. Its destructor waits for
- * them and prints how many calls they made. Built by the test.
+ * first): it starts THREADS threads that call getpgrp() in a tight loop,
+ * running libc's code while the shim rewrites it. (getpgrp has no symbol
+ * hook: a hooked function would make the thread wait for the shim's
+ * start-up.) Its destructor waits for them and prints how many calls they
+ * made. Built by the test.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -19,7 +21,7 @@ static void *spin(void *arg)
 {
 	long k = (long)arg;
 	for (long i = 0; i < CALLS; i++)
-		getppid();
+		getpgrp();
 	calls[k] = CALLS;
 	return NULL;
 }
@@ -37,6 +39,6 @@ __attribute__((destructor)) static void late(void)
 		pthread_join(threads[k], NULL);
 		total += calls[k];
 	}
-	printf("early_threads getppid=%ld\n", total);
+	printf("early_threads getpgrp=%ld\n", total);
 	fflush(stdout);
 }

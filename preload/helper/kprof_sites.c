@@ -1,0 +1,517 @@
+/*
+ * kprof-sites FILE: the `syscall` instructions of an ELF file's executable
+ * sections that libkprof.so's rewrite mode may rewrite, as file offsets.
+ * The shim runs it (a process of its own) when its per-user cache does
+ * not know the file yet, and caches what it prints: loading capstone and
+ * libelf into every traced process would cost each one ~400 page faults
+ * (~10 ms here), and cc1 starts thousands of times.
+ *
+ * libelf gives the sections; capstone decodes them. A full linear sweep
+ * is the reference, but capstone takes ~250 ns an instruction (libc: 80
+ * ms, cc1: 1.4 s), so the sweep starts at the beginning of the function
+ * around each `0f 05` byte pair, from the .eh_frame_hdr search table
+ * (function starts are instruction boundaries), and decodes up to the
+ * pair: a pair inside another instruction is not a site.
+ *
+ * A site whose function may have live data in the 8 bytes below the stack
+ * pointer (the red zone's top, where `call *%rax` pushes its return
+ * address) is left out.
+ *
+ * Output on stdout: "KPRFSITS", then little-endian uint64 count, uint64
+ * sites left out, and count uint64 file offsets. Exit 0, or 1 with a
+ * message on stderr (-v: each site left out, too).
+ */
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static csh dis_plain, dis_detail;
+static cs_insn *insn_plain, *insn_detail;
+static bool verbose;
+static uint64_t decoded;
+
+struct list {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int list_add(struct list *l, uint64_t x)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		uint64_t *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = x;
+	return 0;
+}
+
+static bool is_syscall(const cs_insn *i)
+{
+	return i->id == X86_INS_SYSCALL && i->size == 2;
+}
+
+/* ---- ELF: sections, build-id, the function table ---- */
+
+struct file {
+	Elf *elf;
+	uint64_t size;
+	char build_id[41];
+	const uint8_t *hdr; /* .eh_frame_hdr */
+	uint64_t hdr_addr;
+	size_t hdr_size;
+	const uint8_t *table; /* its (start, fde) pairs, sdata4 from hdr_addr */
+	uint64_t n_fde;
+	const uint8_t *eh; /* .eh_frame */
+	uint64_t eh_addr;
+	size_t eh_size;
+};
+
+static int32_t rd_s32(const uint8_t *p)
+{
+	int32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void read_unwind_tables(struct file *f)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(f->elf, &shstrndx))
+		return;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(f->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		const char *name = elf_strptr(f->elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		Elf_Data *d;
+		if (strcmp(name, ".eh_frame_hdr") == 0 && (d = elf_getdata(scn, NULL))) {
+			f->hdr = d->d_buf;
+			f->hdr_addr = sh.sh_addr;
+			f->hdr_size = d->d_size;
+		} else if (strcmp(name, ".eh_frame") == 0 && (d = elf_getdata(scn, NULL))) {
+			f->eh = d->d_buf;
+			f->eh_addr = sh.sh_addr;
+			f->eh_size = d->d_size;
+		}
+	}
+	/* version 1, a 4-byte eh_frame_ptr, udata4 count, datarel sdata4 table */
+	const uint8_t *h = f->hdr;
+	if (!h || f->hdr_size < 12 || h[0] != 1 || (h[1] & 0x0f) != 0x0b ||
+	    h[2] != 0x03 || h[3] != 0x3b)
+		return;
+	uint32_t n;
+	memcpy(&n, h + 8, 4);
+	if (12 + (uint64_t)n * 8 > f->hdr_size)
+		return;
+	f->table = h + 12;
+	f->n_fde = n;
+}
+
+static uint64_t uleb(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t v = 0;
+	for (int s = 0; *p < end && s < 64; s += 7) {
+		uint8_t b = *(*p)++;
+		v |= (uint64_t)(b & 0x7f) << s;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+static int64_t sleb(const uint8_t **p, const uint8_t *end)
+{
+	int64_t v = 0;
+	int s = 0;
+	uint8_t b = 0;
+	while (*p < end && s < 64) {
+		b = *(*p)++;
+		v |= (int64_t)(b & 0x7f) << s;
+		s += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (s < 64 && (b & 0x40))
+		v |= -((int64_t)1 << s);
+	return v;
+}
+
+/* A DW_EH_PE value's size; 0 for encodings we do not read. */
+static size_t enc_size(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: case 0x0c: return 8;
+	case 0x03: case 0x0b: return 4;
+	case 0x02: case 0x0a: return 2;
+	default: return 0;
+	}
+}
+
+static uint64_t enc_read(const uint8_t *p, uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case 0x0b: return (uint64_t)(int64_t)rd_s32(p);
+	case 0x03: { uint32_t v; memcpy(&v, p, 4); return v; }
+	case 0x0a: { int16_t v; memcpy(&v, p, 2); return (uint64_t)(int64_t)v; }
+	case 0x02: { uint16_t v; memcpy(&v, p, 2); return v; }
+	default: { uint64_t v; memcpy(&v, p, 8); return v; }
+	}
+}
+
+/* Length of the function whose FDE is at fde_addr (0: cannot tell). */
+static uint64_t fde_length(const struct file *f, uint64_t fde_addr)
+{
+	if (!f->eh || fde_addr < f->eh_addr || fde_addr + 8 > f->eh_addr + f->eh_size)
+		return 0;
+	const uint8_t *fde = f->eh + (fde_addr - f->eh_addr);
+	const uint8_t *end = f->eh + f->eh_size;
+	uint32_t len, cie_off;
+	memcpy(&len, fde, 4);
+	memcpy(&cie_off, fde + 4, 4);
+	if (len == 0xffffffff || fde + 4 + len > end || cie_off > (uint64_t)(fde + 4 - f->eh))
+		return 0;
+	const uint8_t *cie = fde + 4 - cie_off;
+	uint32_t cie_len;
+	memcpy(&cie_len, cie, 4);
+	if (cie_len == 0xffffffff || cie + 4 + cie_len > end)
+		return 0;
+	const uint8_t *cend = cie + 4 + cie_len;
+	const uint8_t *p = cie + 8; /* version */
+	uint8_t version = *p++;
+	const char *aug = (const char *)p;
+	size_t aug_len = strnlen(aug, (size_t)(cend - p));
+	p += aug_len + 1;
+	if (strstr(aug, "eh"))
+		p += 8;
+	uleb(&p, cend);
+	sleb(&p, cend);
+	if (version == 1)
+		p++;
+	else
+		uleb(&p, cend);
+	uint8_t fenc = 0;
+	if (aug[0] == 'z') {
+		uleb(&p, cend);
+		for (const char *a = aug + 1; *a && p < cend; a++) {
+			if (*a == 'R') {
+				fenc = *p++;
+			} else if (*a == 'L') {
+				p++;
+			} else if (*a == 'P') {
+				uint8_t penc = *p++;
+				size_t n = enc_size(penc);
+				if (!n)
+					return 0;
+				p += n;
+			}
+		}
+	}
+	size_t n = enc_size(fenc);
+	if (!n || fde + 8 + 2 * n > end)
+		return 0;
+	return enc_read(fde + 8 + n, fenc & 0x0f);
+}
+
+/* The function around addr: [start, start + len), from the table. */
+static bool function_at(const struct file *f, uint64_t addr, uint64_t *start,
+			uint64_t *len)
+{
+	uint64_t lo = 0, hi = f->n_fde;
+	while (lo < hi) {
+		uint64_t mid = (lo + hi) / 2;
+		if (f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * mid) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	*start = f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * (lo - 1));
+	*len = fde_length(f, f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * (lo - 1) + 4));
+	return true;
+}
+
+/* ---- the red zone ---- */
+
+static bool overlaps_slot(int64_t disp, unsigned size)
+{
+	/* [disp, disp + size) against [-8, 0) */
+	return disp < 0 && disp + (int64_t)(size ? size : 8) > -8;
+}
+
+static bool is_arg_reg(unsigned r)
+{
+	return r == X86_REG_RDI || r == X86_REG_RSI || r == X86_REG_RDX ||
+	       r == X86_REG_R10 || r == X86_REG_R8 || r == X86_REG_R9 ||
+	       r == X86_REG_EDI || r == X86_REG_ESI || r == X86_REG_EDX;
+}
+
+static bool in_group(const cs_insn *i, unsigned g)
+{
+	for (unsigned k = 0; k < i->detail->groups_count; k++)
+		if (i->detail->groups[k] == g)
+			return true;
+	return false;
+}
+
+/*
+ * Whether the function of the site at addr may have live data in the 8
+ * bytes under the stack pointer when the site runs: `call *%rax` writes
+ * its return address there. The slot is the red zone's top in a leaf
+ * function (reached through %rsp, or through %rbp in a function that set
+ * %rbp = %rsp and never moved %rsp). Data written there before the site
+ * and never read after it is dead (va_list save areas of variadic
+ * wrappers); what is flagged:
+ *  - a pointer into the red zone passed to the syscall (an argument
+ *    register loaded with lea): the kernel may read it;
+ *  - a read of the slot after the site, or, with a pointer into the red
+ *    zone kept elsewhere, any read through a register after the site;
+ *  - around a loop that contains the site (or a jump back to it), any
+ *    read of the slot at all, or a kept pointer and any read through a
+ *    register.
+ */
+static bool red_zone_slot_used(const struct file *f, const uint8_t *data,
+			       uint64_t sec_addr, size_t sec_size, uint64_t addr)
+{
+	uint64_t start, len;
+	if (!f->table || !function_at(f, addr, &start, &len) || !len ||
+	    addr >= start + len || start < sec_addr || start + len > sec_addr + sec_size)
+		return false;
+	const uint8_t *code = data + (start - sec_addr);
+	size_t left = len;
+	uint64_t a = start;
+	bool frame = false, moved = false, loop = false;
+	bool rsp_read_any = false, rsp_read_after = false, rsp_escape = false;
+	bool rbp_read_any = false, rbp_read_after = false, rbp_escape = false;
+	bool deref_after = false, deref_any = false;
+	while (left) {
+		uint64_t at = a;
+		if (!cs_disasm_iter(dis_detail, &code, &left, &a, insn_detail)) {
+			code++;
+			left--;
+			a++;
+			continue;
+		}
+		const cs_x86 *x = &insn_detail->detail->x86;
+		unsigned id = insn_detail->id;
+		bool after = at > addr;
+		if (id == X86_INS_MOV && x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+		    x->operands[0].reg == X86_REG_RBP && x->operands[1].type == X86_OP_REG &&
+		    x->operands[1].reg == X86_REG_RSP)
+			frame = true;
+		if ((id == X86_INS_SUB || id == X86_INS_AND) && x->op_count == 2 &&
+		    x->operands[0].type == X86_OP_REG && x->operands[0].reg == X86_REG_RSP)
+			moved = true;
+		if (in_group(insn_detail, CS_GRP_JUMP) && x->op_count == 1 &&
+		    x->operands[0].type == X86_OP_IMM && (uint64_t)x->operands[0].imm <= addr &&
+		    at > addr)
+			loop = true;
+		if (id == X86_INS_LEA && x->op_count == 2 && x->operands[1].type == X86_OP_MEM) {
+			const x86_op_mem *m = &x->operands[1].mem;
+			bool rz = m->disp < 0 && m->disp >= -128 && m->index == X86_REG_INVALID;
+			bool arg = x->operands[0].type == X86_OP_REG && is_arg_reg(x->operands[0].reg);
+			if (rz && m->base == X86_REG_RSP) {
+				rsp_escape = true;
+				if (arg && at < addr)
+					return true;
+			}
+			if (rz && m->base == X86_REG_RBP) {
+				rbp_escape = true;
+				if (arg && at < addr)
+					rbp_read_after = true;
+			}
+			continue;
+		}
+		if (id == X86_INS_NOP)
+			continue; /* padding: its memory operand is never read */
+		for (unsigned k = 0; k < x->op_count; k++) {
+			const cs_x86_op *op = &x->operands[k];
+			if (op->type != X86_OP_MEM || op->mem.segment != X86_REG_INVALID)
+				continue;
+			bool read = (op->access & CS_AC_READ) != 0;
+			if (!read)
+				continue;
+			if (op->mem.base == X86_REG_RSP && overlaps_slot(op->mem.disp, op->size)) {
+				rsp_read_any = true;
+				rsp_read_after |= after;
+			} else if (op->mem.base == X86_REG_RBP && overlaps_slot(op->mem.disp, op->size)) {
+				rbp_read_any = true;
+				rbp_read_after |= after;
+			} else if (op->mem.base != X86_REG_RIP && op->mem.base != X86_REG_RSP &&
+				   op->mem.base != X86_REG_INVALID) {
+				deref_any = true;
+				deref_after |= after;
+			}
+		}
+	}
+	bool rsp_used = loop ? rsp_read_any || (rsp_escape && deref_any)
+			     : rsp_read_after || (rsp_escape && deref_after);
+	bool rbp_used = loop ? rbp_read_any || (rbp_escape && deref_any)
+			     : rbp_read_after || (rbp_escape && deref_after);
+	return rsp_used || (frame && !moved && rbp_used);
+}
+
+/* ---- sweeping an ELF file ---- */
+
+/*
+ * The sites of one executable section, as file offsets. Candidates are
+ * the `0f 05` pairs; each is decided by decoding from the start of its
+ * function (or the end of the previous one, or the section start) on.
+ */
+static int sweep_section(const struct file *f, const uint8_t *data, uint64_t sec_addr,
+			 uint64_t sec_off, size_t size, struct list *out,
+			 uint64_t *skipped)
+{
+	uint64_t pos = 0;
+	bool have_pos = false;
+	for (const uint8_t *p = data; size >= 2 && p < data + size - 1; p++) {
+		p = memchr(p, 0x0f, (size_t)(data + size - 1 - p));
+		if (!p)
+			break;
+		if (p[1] != 0x05)
+			continue;
+		uint64_t x = sec_addr + (uint64_t)(p - data);
+		uint64_t sync = sec_addr, fstart, flen;
+		if (f->table && function_at(f, x, &fstart, &flen)) {
+			if (x < fstart + flen || !flen)
+				sync = fstart;
+			else
+				sync = fstart + flen;
+		}
+		if (sync < sec_addr || sync > x)
+			sync = sec_addr;
+		if (!have_pos || pos < sync || pos > x)
+			pos = sync;
+		const uint8_t *code = data + (pos - sec_addr);
+		size_t left = size - (pos - sec_addr);
+		uint64_t a = pos;
+		bool site = false;
+		while (left && a <= x) {
+			uint64_t at = a;
+			if (!cs_disasm_iter(dis_plain, &code, &left, &a, insn_plain)) {
+				code++;
+				left--;
+				a++;
+				continue;
+			}
+			decoded += insn_plain->size;
+			if (at == x)
+				site = is_syscall(insn_plain);
+		}
+		pos = a;
+		have_pos = true;
+		if (!site)
+			continue;
+		if (red_zone_slot_used(f, data, sec_addr, size, x)) {
+			(*skipped)++;
+			if (verbose)
+				fprintf(stderr, "kprof-sites: site at 0x%llx left alone (red zone)\n",
+					(unsigned long long)x);
+			continue;
+		}
+		int err = list_add(out, sec_off + (x - sec_addr));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int sweep_file(const struct file *f, struct list *out, uint64_t *skipped)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(f->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+			continue;
+		int err = sweep_section(f, d->d_buf, sh.sh_addr, sh.sh_offset, sh.sh_size,
+					out, skipped);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int a = 1;
+	if (a < argc && strcmp(argv[a], "-v") == 0) {
+		verbose = true;
+		a++;
+	}
+	if (a + 1 != argc) {
+		fprintf(stderr, "usage: kprof-sites [-v] FILE (run by libkprof.so's rewrite mode)\n");
+		return 2;
+	}
+	const char *path = argv[a];
+	if (elf_version(EV_CURRENT) == EV_NONE ||
+	    cs_open(CS_ARCH_X86, CS_MODE_64, &dis_plain) != CS_ERR_OK ||
+	    cs_open(CS_ARCH_X86, CS_MODE_64, &dis_detail) != CS_ERR_OK) {
+		fprintf(stderr, "kprof-sites: cannot start libelf or capstone\n");
+		return 1;
+	}
+	cs_option(dis_detail, CS_OPT_DETAIL, CS_OPT_ON);
+	insn_plain = cs_malloc(dis_plain);
+	insn_detail = cs_malloc(dis_detail);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "kprof-sites: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	struct file f;
+	memset(&f, 0, sizeof(f));
+	f.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!f.elf || elf_kind(f.elf) != ELF_K_ELF || gelf_getclass(f.elf) != ELFCLASS64) {
+		fprintf(stderr, "kprof-sites: %s: not an ELF64 file\n", path);
+		return 1;
+	}
+	read_unwind_tables(&f);
+	struct list sites = { 0 };
+	uint64_t skipped = 0;
+	if (sweep_file(&f, &sites, &skipped)) {
+		fprintf(stderr, "kprof-sites: %s: out of memory\n", path);
+		return 1;
+	}
+	if (verbose)
+		fprintf(stderr, "kprof-sites: %s: %zu sites, %llu left out, %llu bytes decoded\n",
+			path, sites.n, (unsigned long long)skipped, (unsigned long long)decoded);
+	uint64_t head[2] = { sites.n, skipped };
+	if (write_all(1, "KPRFSITS", 8) || write_all(1, head, sizeof(head)) ||
+	    write_all(1, sites.v, sites.n * sizeof(uint64_t))) {
+		fprintf(stderr, "kprof-sites: write: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
