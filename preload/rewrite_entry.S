@@ -107,7 +107,8 @@
 	.cfi_escape 0x0f, 0x06, 0x77, 0xc8, 0x00, 0x06, 0x23, 0x08
 .endm
 
-	.text
+	/* next to kp_rw_hook, in the page of the hot path (rewrite.h) */
+	.section .text.hot.kp_rw, "ax", @progbits
 	.globl	kp_rw_entry
 	.hidden	kp_rw_entry
 	.type	kp_rw_entry, @function

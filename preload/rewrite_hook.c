@@ -35,23 +35,58 @@ struct clone3_args {
 		stack_size, tls, set_tid, set_tid_size, cgroup;
 };
 
-/* Syscalls that are more than a timed call. */
-static const uint8_t special[KP_SYSCALL_MAX] = {
-	[SYS_mmap] = 1,	  [SYS_mprotect] = 1,  [SYS_pkey_mprotect] = 1,
-	[SYS_munmap] = 1, [SYS_mremap] = 1,    [SYS_clone] = 1,
-	[SYS_fork] = 1,	  [SYS_vfork] = 1,     [SYS_clone3] = 1,
-	[SYS_execve] = 1, [SYS_execveat] = 1,  [SYS_exit] = 1,
-	[SYS_exit_group] = 1, [SYS_rt_sigreturn] = 1,
-};
+/*
+ * Syscalls that are more than a timed call: mmap mprotect munmap
+ * rt_sigreturn mremap clone fork vfork execve exit exit_group execveat
+ * pkey_mprotect clone3. Tested with immediates, no table: a table is one
+ * more page per call (see KP_RW_HOT).
+ */
+#define SPECIAL_LOW ((1ULL << SYS_mmap) | (1ULL << SYS_mprotect) | (1ULL << SYS_munmap) | \
+		     (1ULL << SYS_rt_sigreturn) | (1ULL << SYS_mremap) | (1ULL << SYS_clone) | \
+		     (1ULL << SYS_fork) | (1ULL << SYS_vfork) | (1ULL << SYS_execve) |       \
+		     (1ULL << SYS_exit))
+static inline __attribute__((always_inline)) bool special(uint64_t nr)
+{
+	if (nr < 64)
+		return (SPECIAL_LOW >> nr) & 1;
+	return nr == SYS_exit_group || nr == SYS_execveat || nr == SYS_pkey_mprotect ||
+	       nr == SYS_clone3 || nr >= KP_SYSCALL_MAX;
+}
 
-static inline long sys_of(const struct kp_rw_frame *f)
+/*
+ * The syscalls kp_fd_kinds_note() acts on (fd_kinds.c: keep in step), so
+ * that the others skip the call (its page is one more TLB miss per call).
+ */
+static inline __attribute__((always_inline)) bool kinds_note_wanted(uint64_t nr)
+{
+	switch (nr) {
+	case SYS_close: case SYS_close_range: case SYS_open: case SYS_openat:
+	case SYS_creat: case SYS_open_by_handle_at: case SYS_mq_open: case SYS_bpf:
+	case SYS_seccomp: case SYS_openat2: case SYS_open_tree: case SYS_fsopen:
+	case SYS_fsmount: case SYS_fspick: case SYS_pidfd_getfd: case SYS_memfd_secret:
+	case SYS_landlock_create_ruleset: case SYS_memfd_create: case SYS_pipe:
+	case SYS_pipe2: case SYS_socketpair: case SYS_socket: case SYS_accept:
+	case SYS_accept4: case SYS_eventfd: case SYS_epoll_create: case SYS_signalfd:
+	case SYS_inotify_init: case SYS_eventfd2: case SYS_epoll_create1:
+	case SYS_timerfd_create: case SYS_signalfd4: case SYS_inotify_init1:
+	case SYS_fanotify_init: case SYS_userfaultfd: case SYS_perf_event_open:
+	case SYS_io_uring_setup: case SYS_pidfd_open: case SYS_fstat: case SYS_newfstatat:
+	case SYS_statx: case SYS_dup: case SYS_dup2: case SYS_dup3: case SYS_fcntl:
+	case SYS_recvmsg: case SYS_recvmmsg: case SYS_clone: case SYS_clone3:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static inline __attribute__((always_inline)) long sys_of(const struct kp_rw_frame *f)
 {
 	const uint64_t *a = f->args;
 	return kp_raw_syscall6((long)f->nr, (long)a[0], (long)a[1], (long)a[2],
 			       (long)a[3], (long)a[4], (long)a[5]);
 }
 
-static inline bool failed_ret(long r)
+static inline __attribute__((always_inline)) bool failed_ret(long r)
 {
 	return (unsigned long)r > -4096UL;
 }
@@ -61,7 +96,7 @@ static inline bool failed_ret(long r)
  * initializing (this may run inside pthread_once's own futex call): a
  * call before the shim is active passes through.
  */
-static inline bool begin(struct kp_call *c, unsigned nr, long arg0)
+static inline __attribute__((always_inline)) bool begin(struct kp_call *c, unsigned nr, long arg0)
 {
 	/* as in symbol mode, a thread with a block counts even inside a
 	 * flush (a signal handler's calls); the shim's own work does not */
@@ -79,16 +114,17 @@ static inline bool begin(struct kp_call *c, unsigned nr, long arg0)
 	return kp_call_start(c, nr, arg0);
 }
 
-static inline void end(struct kp_call *c, long r)
+static inline __attribute__((always_inline)) void end(struct kp_call *c, long r)
 {
 	bool failed = failed_ret(r);
 	kp_call_end(c, failed, failed ? (int)-r : 0, r);
 }
 
 /* Descriptors the call created, duplicated or closed (fd_kinds.h). */
-static inline void note_kinds(const struct kp_rw_frame *f, long r)
+static inline __attribute__((always_inline)) void note_kinds(const struct kp_rw_frame *f, long r)
 {
-	kp_fd_kinds_note((unsigned)f->nr, (const long *)(const void *)f->args, r);
+	if (kinds_note_wanted(f->nr))
+		kp_fd_kinds_note((unsigned)f->nr, (const long *)(const void *)f->args, r);
 }
 
 /* A call passed through: the shim's own when it comes from the shim's work. */
@@ -98,7 +134,7 @@ static void not_counted(unsigned nr)
 		__atomic_fetch_add(&kp_own_calls[nr], 1, __ATOMIC_RELAXED);
 }
 
-static inline long timed(struct kp_rw_frame *f, unsigned nr)
+static inline __attribute__((always_inline)) long timed(struct kp_rw_frame *f, unsigned nr)
 {
 	struct kp_call c;
 	if (unlikely(!begin(&c, nr, (long)f->args[0]))) {
@@ -328,7 +364,7 @@ static void count_untimed(unsigned nr)
 	errno = e;
 }
 
-static int special_call(struct kp_rw_frame *f)
+static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 {
 	uint64_t nr = f->nr;
 	const uint64_t *a = f->args;
@@ -420,12 +456,12 @@ static int special_call(struct kp_rw_frame *f)
 	return KP_RW_DONE;
 }
 
-int kp_rw_hook(struct kp_rw_frame *f)
+KP_RW_HOT __attribute__((aligned(4096), flatten)) int kp_rw_hook(struct kp_rw_frame *f)
 {
 	if (unlikely(!kp_rw_site_known(f->ret_addr - 2)))
 		return KP_RW_NOT_SITE;
 	uint64_t nr = f->nr;
-	if (unlikely(nr >= KP_SYSCALL_MAX || special[nr]))
+	if (unlikely(special(nr)))
 		return special_call(f);
 	f->result = (uint64_t)timed(f, (unsigned)nr);
 	return KP_RW_DONE;

@@ -96,52 +96,24 @@ void kp_rw_page_unmap(void)
  * and a grown table replaces the old one, which stays mapped (a reader may
  * still be in it). Writers hold kp_rw_lock.
  */
-struct site_table {
-	uint64_t mask;
-	uint64_t used; /* keys and tombstones */
-	uint64_t live;
-	uint64_t slot[];
-};
-
 #define TOMBSTONE 1ULL
-static struct site_table *sites;
+struct kp_rw_site_table *kp_rw_sites;
 
-static uint64_t hash(uint64_t a)
+static struct kp_rw_site_table *table_new(uint64_t slots)
 {
-	a ^= a >> 29;
-	a *= 0xbf58476d1ce4e5b9ULL;
-	return a ^ (a >> 32);
-}
-
-bool kp_rw_site_known(uint64_t site)
-{
-	const struct site_table *t = __atomic_load_n(&sites, __ATOMIC_ACQUIRE);
-	if (unlikely(!t))
-		return false;
-	for (uint64_t i = hash(site) & t->mask;; i = (i + 1) & t->mask) {
-		uint64_t v = __atomic_load_n(&t->slot[i], __ATOMIC_RELAXED);
-		if (likely(v == site))
-			return true;
-		if (v == 0)
-			return false;
-	}
-}
-
-static struct site_table *table_new(uint64_t slots)
-{
-	size_t bytes = sizeof(struct site_table) + slots * sizeof(uint64_t);
+	size_t bytes = sizeof(struct kp_rw_site_table) + slots * sizeof(uint64_t);
 	long p = kp_raw(SYS_mmap, 0, bytes, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p < 0 && p > -4096)
 		return NULL;
-	struct site_table *t = (struct site_table *)p;
+	struct kp_rw_site_table *t = (struct kp_rw_site_table *)p;
 	t->mask = slots - 1;
 	return t;
 }
 
-static void table_put(struct site_table *t, uint64_t site)
+static void table_put(struct kp_rw_site_table *t, uint64_t site)
 {
-	uint64_t i = hash(site) & t->mask;
+	uint64_t i = kp_rw_site_hash(site) & t->mask;
 	while (t->slot[i] > TOMBSTONE) {
 		if (t->slot[i] == site)
 			return;
@@ -155,16 +127,16 @@ static void table_put(struct site_table *t, uint64_t site)
 
 int kp_rw_site_add(uint64_t site)
 {
-	struct site_table *t = sites;
+	struct kp_rw_site_table *t = kp_rw_sites;
 	if (!t || (t->used + 1) * 2 > t->mask + 1) {
 		uint64_t slots = t ? (t->mask + 1) * (t->live * 4 > t->mask ? 2 : 1) : 4096;
-		struct site_table *n = table_new(slots);
+		struct kp_rw_site_table *n = table_new(slots);
 		if (!n)
 			return -ENOMEM;
 		for (uint64_t i = 0; t && i <= t->mask; i++)
 			if (t->slot[i] > TOMBSTONE)
 				table_put(n, t->slot[i]);
-		__atomic_store_n(&sites, n, __ATOMIC_RELEASE);
+		__atomic_store_n(&kp_rw_sites, n, __ATOMIC_RELEASE);
 		t = n;
 	}
 	table_put(t, site);
@@ -173,7 +145,7 @@ int kp_rw_site_add(uint64_t site)
 
 uint64_t kp_rw_sites_count(void)
 {
-	return sites ? sites->live : 0;
+	return kp_rw_sites ? kp_rw_sites->live : 0;
 }
 
 /*
@@ -222,7 +194,7 @@ bool kp_rw_spans_overlap(uint64_t lo, uint64_t hi)
 /* Code unmapped: its sites are gone (a new mapping there is not ours). */
 void kp_rw_sites_forget(uint64_t start, uint64_t end)
 {
-	struct site_table *t = sites;
+	struct kp_rw_site_table *t = kp_rw_sites;
 	for (uint64_t i = 0; t && i <= t->mask; i++) {
 		uint64_t v = t->slot[i];
 		if (v > TOMBSTONE && v >= start && v < end) {
@@ -235,12 +207,12 @@ void kp_rw_sites_forget(uint64_t start, uint64_t end)
 /* mremap moved code: its sites moved with it. */
 void kp_rw_sites_move(uint64_t old_start, uint64_t len, uint64_t new_start)
 {
-	struct site_table *t = sites;
+	struct kp_rw_site_table *t = kp_rw_sites;
 	for (uint64_t i = 0; t && i <= t->mask; i++) {
 		uint64_t v = t->slot[i];
 		if (v > TOMBSTONE && v >= old_start && v < old_start + len) {
 			kp_rw_site_add(v - old_start + new_start);
-			t = sites; /* may have grown; the old key stays valid */
+			t = kp_rw_sites; /* may have grown; the old key stays valid */
 		}
 	}
 	kp_rw_sites_forget(old_start, old_start + len);
@@ -329,7 +301,7 @@ long kp_rw_patch_split(uint64_t site, int prot_first, int prot_second,
 
 void kp_rw_patch_revert_all(void)
 {
-	struct site_table *t = sites;
+	struct kp_rw_site_table *t = kp_rw_sites;
 	for (uint64_t i = 0; t && i <= t->mask; i++) {
 		uint64_t v = t->slot[i];
 		if (v <= TOMBSTONE)

@@ -55,6 +55,8 @@ static const char *const workload_names[N_WORKLOADS] = {
 enum profiler_id {
 	P_KPROF,
 	P_KPROF_EVENTS,
+	P_KPROF_REWRITE,
+	P_KPROF_REWRITE_EVENTS,
 	P_KBPF,
 	P_KBPF_EVENTS,
 	P_KBPF_UNTRACED,
@@ -73,8 +75,11 @@ struct profiler {
 };
 
 static const struct profiler profilers[N_PROFILERS] = {
-	[P_KPROF] = { "kprof", "libkprof.so (counts)", false, false },
-	[P_KPROF_EVENTS] = { "kprof_events", "libkprof.so KPROF_EVENTS=1", false, false },
+	[P_KPROF] = { "kprof", "libkprof.so symbols (counts)", false, false },
+	[P_KPROF_EVENTS] = { "kprof_events", "libkprof.so symbols KPROF_EVENTS=1", false, false },
+	[P_KPROF_REWRITE] = { "kprof_rewrite", "libkprof.so rewrite (counts)", false, false },
+	[P_KPROF_REWRITE_EVENTS] = { "kprof_rewrite_events", "libkprof.so rewrite KPROF_EVENTS=1",
+				     false, false },
 	[P_KBPF] = { "kbpf", "kbpf-trace (aggregate)", false, false },
 	[P_KBPF_EVENTS] = { "kbpf_events", "kbpf-trace --events", false, false },
 	[P_KBPF_UNTRACED] = { "kbpf_untraced", "kbpf-trace tracing another process", false, true },
@@ -89,8 +94,10 @@ static const struct profiler profilers[N_PROFILERS] = {
 	{ w "_" p "_ratio", "x", LOWER_IS_BETTER, w ": profiled / plain time per call, " what }
 #define WORKLOAD(w, what)                                                       \
 	{ w "_plain_ns", "ns", LOWER_IS_BETTER, w ": ns per call without a profiler (" what ")" }, \
-	ADDED(w, "kprof", "libkprof.so"),                                        \
-	ADDED(w, "kprof_events", "libkprof.so KPROF_EVENTS=1"),                  \
+	ADDED(w, "kprof", "libkprof.so, symbol mode"),                           \
+	ADDED(w, "kprof_events", "libkprof.so, symbol mode, KPROF_EVENTS=1"),    \
+	ADDED(w, "kprof_rewrite", "libkprof.so, rewrite mode"),                  \
+	ADDED(w, "kprof_rewrite_events", "libkprof.so, rewrite mode, KPROF_EVENTS=1"), \
 	ADDED(w, "kbpf", "kbpf-trace"),                                          \
 	ADDED(w, "kbpf_events", "kbpf-trace --events"),                          \
 	ADDED(w, "bpftrace", "a bpftrace sys_enter->sys_exit timing script"),    \
@@ -109,6 +116,8 @@ static const struct metric_def metrics[] = {
 	  "shim: anonymous resident memory added to a one-thread process" },
 	{ "memory_process_vsz_bytes", "bytes", LOWER_IS_BETTER,
 	  "shim: address space added to a one-thread process" },
+	{ "memory_process_rewrite_rss_bytes", "bytes", LOWER_IS_BETTER,
+	  "shim in rewrite mode: anonymous resident memory added to a one-thread process" },
 	{ "memory_thread_rss_bytes", "bytes", LOWER_IS_BETTER,
 	  "shim: anonymous resident memory added per thread that made a call" },
 	{ "memory_thread_vsz_bytes", "bytes", LOWER_IS_BETTER,
@@ -331,10 +340,17 @@ static void build_command(struct suite_ctx *ctx, int p, enum workload_id w, stru
 	switch (p) {
 	case P_KPROF:
 	case P_KPROF_EVENTS:
+	case P_KPROF_REWRITE:
+	case P_KPROF_REWRITE_EVENTS:
 		cmd_add(c, suite_artifact_path(ctx, "env"));
 		cmd_add(c, cmd_fmt(c, "LD_PRELOAD=%s%s", run->loc->shim, NULL));
 		cmd_add(c, cmd_fmt(c, "KPROF_OUT=%s%s", trace_path(ctx, c, "kprof"), NULL));
-		cmd_add(c, p == P_KPROF_EVENTS ? "KPROF_EVENTS=1" : "KPROF_EVENTS=0");
+		cmd_add(c, p == P_KPROF_EVENTS || p == P_KPROF_REWRITE_EVENTS ? "KPROF_EVENTS=1"
+									     : "KPROF_EVENTS=0");
+		/* side by side: symbol mode and the syscall-site rewriting
+		 * (which needs root; without it the row is symbol mode again) */
+		cmd_add(c, p == P_KPROF_REWRITE || p == P_KPROF_REWRITE_EVENTS ? "KPROF_HOOK=rewrite"
+									       : "KPROF_HOOK=symbols");
 		break;
 	case P_KBPF:
 	case P_KBPF_EVENTS:
@@ -578,6 +594,7 @@ static int memory_sample(struct suite_ctx *ctx, int p, struct sample *s)
 		cmd_add(&c, cmd_fmt(&c, "LD_PRELOAD=%s%s", ctx->run->loc->shim, NULL));
 		cmd_add(&c, cmd_fmt(&c, "KPROF_OUT=%s%s", trace_path(ctx, &c, "memory"), NULL));
 		cmd_add(&c, p == P_KPROF_EVENTS ? "KPROF_EVENTS=1" : "KPROF_EVENTS=0");
+		cmd_add(&c, p == P_KPROF_REWRITE ? "KPROF_HOOK=rewrite" : "KPROF_HOOK=symbols");
 	}
 	cmd_add(&c, suite_artifact_path(ctx, "overhead"));
 	cmd_add(&c, "--workload=memory");
@@ -597,16 +614,21 @@ static double nonneg(double v)
 
 static int round_memory(struct suite_ctx *ctx)
 {
-	struct sample plain, shim, events;
+	struct sample plain, shim, events, rewrite;
 	int err = memory_sample(ctx, N_PROFILERS, &plain);
 	if (!err)
 		err = memory_sample(ctx, P_KPROF, &shim);
 	if (!err)
 		err = memory_sample(ctx, P_KPROF_EVENTS, &events);
+	if (!err)
+		err = memory_sample(ctx, P_KPROF_REWRITE, &rewrite);
 	if (err)
 		return err;
 	double t = plain.threads;
 	err = suite_metric(ctx, "memory_process_rss_bytes", nonneg((shim.rss_1 - plain.rss_1) * 1024));
+	if (!err) /* the rewritten pages of libc & co. are copies of the process's own */
+		err = suite_metric(ctx, "memory_process_rewrite_rss_bytes",
+				   nonneg((rewrite.rss_1 - plain.rss_1) * 1024));
 	if (!err)
 		err = suite_metric(ctx, "memory_process_vsz_bytes",
 				   nonneg((shim.vsz_1 - plain.vsz_1) * 1024));

@@ -22,13 +22,13 @@ expect_eq "status" ok "$(jq -r '.suites[0].status' "$result")"
 expected=()
 for w in getppid read eagain threads node; do
 	expected+=("${w}_plain_ns")
-	for p in kprof kprof_events kbpf kbpf_events bpftrace perf strace; do
+	for p in kprof kprof_events kprof_rewrite kprof_rewrite_events kbpf kbpf_events bpftrace perf strace; do
 		expected+=("${w}_${p}_added_ns" "${w}_${p}_ratio")
 	done
 done
 expected+=(getppid_kbpf_untraced_added_ns getppid_kbpf_untraced_ratio
 	getppid_bpf_counter_added_ns getppid_bpf_counter_ratio
-	memory_process_rss_bytes memory_process_vsz_bytes memory_thread_rss_bytes
+	memory_process_rss_bytes memory_process_vsz_bytes memory_process_rewrite_rss_bytes memory_thread_rss_bytes
 	memory_thread_vsz_bytes memory_thread_events_vsz_bytes
 	kanalyze_plain_mbps kanalyze_plain_events_per_s kanalyze_gzip_mbps
 	kanalyze_gzip_events_per_s gzip_inflate_mbps)
@@ -48,5 +48,6 @@ bad=$(jq -r '.suites[0].metrics | to_entries[]
 echo "ok: ratios, plain times and speeds positive"
 table=${result%.json}.md
 [ -s "$table" ] || fail "no markdown table $table"
-grep -q '^| libkprof.so (counts) | +' "$table" || fail "table has no libkprof.so row: $(cat "$table")"
+grep -q '^| libkprof.so symbols (counts) | +' "$table" || fail "table has no libkprof.so row: $(cat "$table")"
+grep -q '^| libkprof.so rewrite (counts) | +' "$table" || fail "table has no rewrite-mode row: $(cat "$table")"
 echo "ok: markdown table $(basename "$table")"
