@@ -193,6 +193,8 @@ int collect_event(void *ctx, void *data, size_t size)
 	size_t n = b->n;
 	if (n > KBPF_EVENT_BATCH || head + n * sizeof(struct kbpf_event) > size)
 		n = (size - head) / sizeof(struct kbpf_event);
+	if (!n)
+		return 0;
 	if (n_events + n > cap_events) {
 		size_t cap = cap_events ? 2 * cap_events : EVENTS_BUFFERED + KBPF_EVENT_BATCH;
 		while (cap < n_events + n)

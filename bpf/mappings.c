@@ -411,7 +411,8 @@ size_t mappings_of(uint32_t tgid, const struct mapping **out)
 		}
 		/* a process's own mappings first, newest first: an address
 		 * mapped again hides what was there before */
-		qsort(m.out + first, n - first, sizeof(*m.out), newest_first);
+		if (n - first > 1)
+			qsort(m.out + first, n - first, sizeof(*m.out), newest_first);
 		if (!t->inherits)
 			break;
 		cutoff = t->fork_ns;
