@@ -288,7 +288,7 @@ static int sites_section(FILE *out, const struct kp_model *m)
 	fputs("<h2>Top call sites</h2>\n", out);
 	if (!n)
 		fputs("<p>No call sites in these traces (the shim records them; "
-		      "kbpf-trace does not).</p>\n", out);
+		      "kbpf-trace with --stacks).</p>\n", out);
 	else
 		fputs("<table id=\"sites\"><thead><tr><th>Site</th><th>Syscall</th>"
 		      "<th>Calls</th><th>Time (ms)</th></tr></thead><tbody>\n", out);
