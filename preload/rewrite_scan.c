@@ -62,6 +62,12 @@ static void cache_dir_init(void)
 	const char *tail = xdg ? "/kprof/sites" : "/.cache/kprof/sites";
 	if (!base || strlen(base) + strlen(tail) + 64 >= sizeof(cache_dir))
 		return;
+	/* only in a directory of our own (root with another user's HOME,
+	 * under sudo, must not create directories there) */
+	struct stat base_st;
+	if (kp_raw(SYS_newfstatat, AT_FDCWD, base, &base_st, 0) ||
+	    (long)base_st.st_uid != kp_raw0(SYS_geteuid))
+		return;
 	strcpy(cache_dir, base);
 	strcat(cache_dir, tail);
 	/* each level 0700 where we create it; the last one must be ours */
