@@ -271,7 +271,8 @@ KP_EXPORT int renameat2(int fromfd, const char *from, int tofd, const char *to,
 	return (int)finish_int(&c, kp_real.renameat2(fromfd, from, tofd, to, flags));
 }
 
-KP_EXPORT long syscall(long nr, ...)
+/* The exported syscall() is syscall_front.S: vfork goes to vfork.S first. */
+long kp_syscall_hook(long nr, ...)
 {
 	va_list ap;
 	va_start(ap, nr);

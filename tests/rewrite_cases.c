@@ -7,6 +7,7 @@
  *                instruction (glibc's way: the return address in a
  *                register), the child burning stack before it execs
  *                /bin/true; the parent checks that its frame survived
+ *   syscall_vfork N  the same through libc's syscall(SYS_vfork)
  *   sigreturn N  N signals handled (each ends in rt_sigreturn), with the
  *                interrupted loop's registers checked after each
  *   jit N        code written at run time and made executable with
@@ -27,6 +28,7 @@
  *                last one included)
  */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -68,14 +70,14 @@ static __attribute__((noinline)) int burn(int depth)
 	return depth ? burn(depth - 1) + pad[7] : pad[3];
 }
 
-static int case_vfork(long n)
+static int case_vfork(long n, bool through_libc)
 {
 	extern char **environ;
 	for (long i = 0; i < n; i++) {
 		volatile uint64_t canary[8];
 		for (int k = 0; k < 8; k++)
 			canary[k] = 0x5eed0000 + (uint64_t)k * 977 + (uint64_t)i;
-		pid_t pid = own_vfork();
+		pid_t pid = through_libc ? (pid_t)syscall(SYS_vfork) : own_vfork();
 		if (pid == 0) {
 			burn(16);
 			char *argv[] = { "/bin/true", NULL };
@@ -93,7 +95,7 @@ static int case_vfork(long n)
 		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 			die("the vfork child");
 	}
-	printf("vfork=%ld ok\n", n);
+	printf("%s=%ld ok\n", through_libc ? "syscall_vfork" : "vfork", n);
 	return 0;
 }
 
@@ -321,7 +323,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOFBF, 4096);
 	int r;
 	if (strcmp(argv[1], "vfork") == 0)
-		r = case_vfork(n);
+		r = case_vfork(n, false);
+	else if (strcmp(argv[1], "syscall_vfork") == 0)
+		r = case_vfork(n, true);
 	else if (strcmp(argv[1], "sigreturn") == 0)
 		r = case_sigreturn(n);
 	else if (strcmp(argv[1], "jit") == 0)
@@ -339,7 +343,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	return r;
 usage:
-	fprintf(stderr, "usage: rewrite_cases vfork|sigreturn|jit|straddle|cancel N | "
+	fprintf(stderr, "usage: rewrite_cases vfork|syscall_vfork|sigreturn|jit|straddle|cancel N | "
 			"dlopen LIB N | exit exit|_exit|exit_group|thread\n");
 	return 2;
 }

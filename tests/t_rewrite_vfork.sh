@@ -19,6 +19,18 @@ expect_eq "streams (the program and 50 /bin/true)" 51 "$(jq '.processes | length
 expect_eq "children's status" 50 "$(jq '[.processes[] | select(.exe == "/usr/bin/true" and .exit_status == 0)] | length' <<<"$json")"
 exact_coverage run
 
+# syscall(SYS_vfork) through libc's syscall(): the shim's syscall() hook
+# must not leave a frame on the stack the child shares (in both modes)
+for mode in rewrite symbols; do
+	rc=0
+	KPROF_HOOK=$mode LD_PRELOAD=$SHIM KPROF_OUT=$PWD/sv-$mode \
+		"$BUILD/tests/rewrite_cases" syscall_vfork 30 > sv-$mode.txt || rc=$?
+	expect_eq "syscall(SYS_vfork), $mode mode: exit status" 0 "$rc"
+	expect_eq "syscall(SYS_vfork), $mode mode: output" "syscall_vfork=30 ok" "$(cat sv-$mode.txt)"
+	expect_eq "syscall(SYS_vfork), $mode mode: vfork counted" 30 \
+		"$(syscall_field "$(profile_json sv-$mode)" vfork count)"
+done
+
 # vfork(), posix_spawn, clone(CLONE_VM|CLONE_VFORK) and plain clone
 # through libc: same output as without the shim
 prog=$BUILD/tests/spawn_kinds
