@@ -21,10 +21,10 @@ for round in 1 2 3; do
 		"$BUILD/tests/getppid_loop" 1000 > "r$round/out.txt" || rc=$?
 	expect_eq "round $round: exit status" 0 "$rc"
 	expect_eq "round $round: output" "getppid=1000
-early_threads getpgrp=1200000" "$(cat "r$round/out.txt")"
+early_threads getpgrp=400000" "$(cat "r$round/out.txt")"
 	expect_eq "round $round: getppid" 1000 "$(shim_count "r$round" getppid)"
 	seen=$(shim_count "r$round" getpgrp)
-	[ "$seen" -lt 1200000 ] || fail "round $round: $seen getpgrp counted: the threads did not run during start-up"
-	echo "ok: round $round: $seen of 1,200,000 getpgrp made after the rewrite"
+	[ "$seen" -lt 400000 ] || fail "round $round: $seen getpgrp counted: the threads did not run during start-up"
+	echo "ok: round $round: $seen of 400,000 getpgrp made after the rewrite"
 	exact_coverage "r$round"
 done

@@ -495,6 +495,9 @@ int main(int argc, char **argv)
 	f.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!f.elf || elf_kind(f.elf) != ELF_K_ELF || gelf_getclass(f.elf) != ELFCLASS64) {
 		fprintf(stderr, "kprof-sites: %s: not an ELF64 file\n", path);
+		if (f.elf)
+			elf_end(f.elf);
+		close(fd);
 		return 1;
 	}
 	read_unwind_tables(&f);
@@ -508,10 +511,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kprof-sites: %s: %zu sites, %llu left out, %llu bytes decoded\n",
 			path, sites.n, (unsigned long long)skipped, (unsigned long long)decoded);
 	uint64_t head[2] = { sites.n, skipped };
+	int status = 0;
 	if (write_all(1, "KPRFSITS", 8) || write_all(1, head, sizeof(head)) ||
 	    write_all(1, sites.v, sites.n * sizeof(uint64_t))) {
 		fprintf(stderr, "kprof-sites: write: %s\n", strerror(errno));
-		return 1;
+		status = 1;
 	}
-	return 0;
+	free(sites.v);
+	elf_end(f.elf);
+	close(fd);
+	cs_free(insn_plain, 1);
+	cs_free(insn_detail, 1);
+	cs_close(&dis_plain);
+	cs_close(&dis_detail);
+	return status;
 }

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #define THREADS 4
-#define CALLS 300000
+#define CALLS 100000
 
 static pthread_t threads[THREADS];
 static long calls[THREADS];
