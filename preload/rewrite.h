@@ -40,6 +40,7 @@
 #define KP_RW_CLONE_STACK 2  /* clone with a child stack: make it from assembly */
 #define KP_RW_CLONE3_STACK 3 /* clone3 with a child stack: the same */
 #define KP_RW_VFORK 4	     /* vfork-like: the child shares the stack */
+#define KP_RW_SYSCALL 5	     /* a plain call: make it, then kp_rw_post() */
 
 /* Lowest page: a landing pad for syscall numbers below this. */
 #define KP_RW_SLED 512
@@ -79,6 +80,7 @@ void kp_rw_entry(void);
 
 /* rewrite_hook.c: called from rewrite_entry.S */
 int kp_rw_hook(struct kp_rw_frame *f);
+void kp_rw_post(struct kp_rw_frame *f);
 void kp_rw_clone_parent(struct kp_rw_frame *f);
 void kp_rw_vfork_parent(struct kp_rw_frame *f);
 int kp_rw_sigreturn(uint64_t ret_addr);

@@ -128,8 +128,15 @@ kp_rw_entry:
 	SAVE_XMM
 	movq	%rsp, %rdi
 	call	kp_rw_hook
-	testl	%eax, %eax
-	jnz	.Lspecial
+	cmpl	$KP_RW_SYSCALL, %eax
+	jne	.Lnot_plain
+	/* the call, then the accounting (a call that returns predictably) */
+	RESTORE_ARGS
+	movq	KP_RW_F_NR(%rsp), %rax
+	syscall
+	movq	%rax, KP_RW_F_RESULT(%rsp)
+	movq	%rsp, %rdi
+	call	kp_rw_post
 .Lreturn:
 	RESTORE_XMM
 	RESTORE_ARGS
@@ -147,7 +154,9 @@ kp_rw_entry:
 	jmp	*%rcx
 	.cfi_restore_state
 
-.Lspecial:
+.Lnot_plain:
+	testl	%eax, %eax
+	jz	.Lreturn
 	cmpl	$KP_RW_CLONE_STACK, %eax
 	je	.Lclone
 	cmpl	$KP_RW_CLONE3_STACK, %eax

@@ -456,6 +456,12 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 	return KP_RW_DONE;
 }
 
+/*
+ * The common case is split around the syscall, which rewrite_entry.S
+ * makes itself: after a syscall this machine's return predictions are
+ * gone, and a return from a function that made the syscall costs a
+ * misprediction, where the call to kp_rw_post and its return pair up.
+ */
 KP_RW_HOT __attribute__((aligned(4096), flatten)) int kp_rw_hook(struct kp_rw_frame *f)
 {
 	if (unlikely(!kp_rw_site_known(f->ret_addr - 2)))
@@ -463,8 +469,26 @@ KP_RW_HOT __attribute__((aligned(4096), flatten)) int kp_rw_hook(struct kp_rw_fr
 	uint64_t nr = f->nr;
 	if (unlikely(special(nr)))
 		return special_call(f);
-	f->result = (uint64_t)timed(f, (unsigned)nr);
-	return KP_RW_DONE;
+	struct kp_call *c = (struct kp_call *)(void *)f->call;
+	if (unlikely(!begin(c, (unsigned)nr, (long)f->args[0]))) {
+		not_counted((unsigned)nr);
+		f->counted = 0;
+		return KP_RW_SYSCALL;
+	}
+	uint64_t site = kp_caller_site;
+	c->site = site ? site : f->ret_addr;
+	f->counted = 1;
+	return KP_RW_SYSCALL;
+}
+
+/* After the syscall rewrite_entry.S made for kp_rw_hook (F_RESULT). */
+KP_RW_HOT __attribute__((flatten)) void kp_rw_post(struct kp_rw_frame *f)
+{
+	if (likely(f->counted)) {
+		long r = (long)f->result;
+		end((struct kp_call *)(void *)f->call, r);
+		note_kinds(f, r);
+	}
 }
 
 int kp_rw_sigreturn(uint64_t ret_addr)
