@@ -22,6 +22,9 @@
  *   cancel N     N threads cancelled (pthread_cancel) while blocked in
  *                read(): glibc unwinds them from inside the syscall, so
  *                through the shim's hook
+ *   nullcall     call a NULL function pointer with the syscall number
+ *                register form (`call *%rax`): must die of SIGSEGV, page 0
+ *                mapped or not
  *   exit HOW     end the process: exit (stdio still buffered), _exit,
  *                exit_group made with the program's own instruction, or
  *                thread (every thread leaves with the exit syscall, the
@@ -334,6 +337,13 @@ int main(int argc, char **argv)
 		r = case_straddle(n);
 	else if (strcmp(argv[1], "cancel") == 0)
 		r = case_cancel(n);
+	else if (strcmp(argv[1], "nullcall") == 0) {
+		fflush(stdout);
+		void (*volatile fp)(void) = NULL;
+		register void (*target)(void) __asm__("rax") = fp;
+		__asm__ volatile("call *%%rax" : : "r"(target) : "memory");
+		r = 1; /* not reached */
+	}
 	else if (strcmp(argv[1], "dlopen") == 0 && argc == 4)
 		r = case_dlopen(argv[2], n);
 	else if (strcmp(argv[1], "exit") == 0 && argc == 3)

@@ -4,7 +4,7 @@
 # together, one straddling two pages made executable one after the other;
 # and a `syscall` straddling two pages of the executable's own text. Every
 # call is seen (the program makes the same calls through libc as well, to
-# check the results: twice the count).
+# check the results: twice the count). A NULL function call still faults.
 . "$KPROF_ROOT/tests/rewrite_lib.sh"
 need_bpf
 need_rewrite
@@ -21,3 +21,13 @@ expect_eq "straddle: exit status" 0 "$both_rc"
 expect_eq "straddle: output" "straddle=1000 ok" "$(cat straddle/out.txt)"
 expect_eq "getppid (straddling two pages of the text)" 2000 "$(shim_count straddle getppid)"
 exact_coverage straddle
+
+# a call through a NULL function pointer (in the `call *%rax` form of a
+# rewritten site) still dies of SIGSEGV with the page at 0 mapped
+rc=0; "$BUILD/tests/rewrite_cases" nullcall 2>/dev/null || rc=$?
+expect_eq "NULL call, plain: status" 139 "$rc"
+rc=0
+KPROF_DEBUG=1 KPROF_HOOK=rewrite LD_PRELOAD=$SHIM KPROF_OUT=$PWD/null \
+	"$BUILD/tests/rewrite_cases" nullcall 2>null.err || rc=$?
+expect_eq "NULL call, rewrite mode: status" 139 "$rc"
+grep -q '^kprof: rewrite mode: ' null.err || fail "rewrite mode was not on: $(cat null.err)"
