@@ -36,8 +36,11 @@ check_sites t $n
 grep ';read ' folded.txt
 grep ';write ' folded.txt
 "$KANALYZE" --sites --format=json t > sites.json
-expect_eq "json site of read" '"reader_function (bpf_stacks)"' \
-	"$(jq -c '.syscalls[] | select(.name == "read") | .sites[0].site' sites.json)"
+# (sites are sorted by time: ld.so's one cold read of the ELF header may
+# outweigh the program's reads, so look the site up by name)
+expect_eq "json calls of read from reader_function" $n \
+	"$(jq '[.syscalls[] | select(.name == "read") | .sites[] |
+		select(.site == "reader_function (bpf_stacks)") | .count] | add' sites.json)"
 
 # a fork()ed child: its stream has the parent's mappings
 "$KBPF" -s -o fork -- "$prog" $n fork > /dev/null || fail "program failed (fork)"
