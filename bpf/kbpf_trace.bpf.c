@@ -106,11 +106,19 @@ struct {
 
 /* --stacks (user space shrinks them to one entry otherwise) */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__uint(value_size, KBPF_STACK_DEPTH * sizeof(__u64));
+	__type(key, __u64);
+	__type(value, struct kbpf_stack_trace);
 } stack_traces SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kbpf_stack_trace);
+} stack_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -124,7 +132,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
-	__type(key, __u32);
+	__type(key, __u64);
 	__type(value, struct kbpf_stack_sample);
 } stack_samples SEC(".maps");
 
@@ -320,16 +328,45 @@ static __always_inline void batch_end(struct kbpf_event_batch *b)
 
 /*
  * The call's user stack (the frame-pointer chain from the task's user
- * registers), counted per key; stacks the map could not keep go under -1.
- * regs (the user registers, NULL at task exit) give the sample of the
- * stack words for a new stack id.
+ * registers) in stack_traces under a 64-bit hash of its frames; 0 when
+ * there is none or the map is full.
+ */
+static __always_inline __u64 user_stack_id(void *ctx)
+{
+	__u32 zero = 0;
+	struct kbpf_stack_trace *st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return 0;
+	/* the rest of the buffer is zero-filled */
+	long len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
+	if (len <= 0)
+		return 0;
+	__u64 h = 0xcbf29ce484222325ULL;
+	for (int i = 0; i < KBPF_STACK_DEPTH; i++) {
+		h ^= st->ips[i];
+		h *= 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 31;
+	}
+	if (!h)
+		h = 1;
+	if (!bpf_map_lookup_elem(&stack_traces, &h) &&
+	    bpf_map_update_elem(&stack_traces, &h, st, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&stack_traces, &h))
+		return 0;
+	return h;
+}
+
+/*
+ * The call counted per (key, stack); stacks the maps could not keep go
+ * under 0. regs (the user registers, NULL at task exit) give the sample
+ * of the stack words for a new stack.
  */
 static __always_inline void account_stack(void *ctx, struct pt_regs *regs,
 					  const struct kbpf_agg_key *key,
 					  __u64 duration_ns)
 {
-	long id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
-	struct kbpf_stack_key sk = { .agg = *key, .stack_id = id < 0 ? -1 : (__s32)id };
+	__u64 id = user_stack_id(ctx);
+	struct kbpf_stack_key sk = { .agg = *key, .stack_id = id };
 	struct kbpf_stack_value *sv = bpf_map_lookup_elem(&stack_aggs, &sk);
 	if (!sv) {
 		struct kbpf_stack_value zero = { 0 };
@@ -340,8 +377,7 @@ static __always_inline void account_stack(void *ctx, struct pt_regs *regs,
 		sv->count++;
 		sv->time_ns += duration_ns;
 	}
-	__u32 sid = (__u32)id;
-	if (id < 0 || !regs || bpf_map_lookup_elem(&stack_samples, &sid))
+	if (!id || !regs || bpf_map_lookup_elem(&stack_samples, &id))
 		return;
 	__u32 zero_key = 0;
 	struct kbpf_stack_sample *smp = bpf_map_lookup_elem(&sample_scratch, &zero_key);
@@ -350,7 +386,7 @@ static __always_inline void account_stack(void *ctx, struct pt_regs *regs,
 	smp->sp = PT_REGS_SP_CORE(regs);
 	if (bpf_probe_read_user(smp->words, sizeof(smp->words), (void *)smp->sp))
 		return;
-	bpf_map_update_elem(&stack_samples, &sid, smp, BPF_NOEXIST);
+	bpf_map_update_elem(&stack_samples, &id, smp, BPF_NOEXIST);
 }
 
 static __always_inline void account(void *ctx, struct pt_regs *regs,

@@ -63,11 +63,20 @@ struct kbpf_agg_value {
 /* Words from the user stack pointer kept per stack (leaf frame recovery). */
 #define KBPF_STACK_WORDS 16
 
-/* Per-CPU calls per (image, thread, syscall, stack); stack_id -1: none. */
+/*
+ * Per-CPU calls per (image, thread, syscall, stack). stack_id is a 64-bit
+ * hash of the frames, the key of stack_traces (0: no stack). Not the
+ * bucket index of a BPF_MAP_TYPE_STACK_TRACE map: there, two stacks that
+ * share a bucket lose the second one (-EEXIST), a few per cent of runs
+ * with a hundred distinct stacks in 16384 buckets.
+ */
 struct kbpf_stack_key {
 	struct kbpf_agg_key agg;
-	__s32 stack_id;
-	__u32 pad;
+	__u64 stack_id;
+};
+
+struct kbpf_stack_trace {
+	__u64 ips[KBPF_STACK_DEPTH];	/* innermost first, 0-filled */
 };
 
 struct kbpf_stack_value {

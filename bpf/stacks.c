@@ -103,14 +103,14 @@ void stacks_delete(const struct stack_entry *v, size_t n)
  * frameless innermost function (a libc syscall wrapper) inserted after
  * frame 0 when .eh_frame locates it among the words BPF saved.
  */
-static unsigned stack_frames(int32_t id, const struct mapping *maps, size_t n_maps,
+static unsigned stack_frames(uint64_t id, const struct mapping *maps, size_t n_maps,
 			     uint64_t *out, bool *unknown)
 {
 	uint64_t raw[KBPF_STACK_DEPTH] = { 0 };
-	uint32_t key = (uint32_t)id;
+	uint64_t key = id;
 	unsigned depth = 0;
 
-	if (id < 0 || bpf_map_lookup_elem(tr->stack_traces_fd, &key, raw))
+	if (!id || bpf_map_lookup_elem(tr->stack_traces_fd, &key, raw))
 		return 0;
 	while (depth < KBPF_STACK_DEPTH && raw[depth])
 		depth++;
