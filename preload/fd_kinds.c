@@ -164,6 +164,7 @@ void kp_fd_kinds_note(unsigned nr, const long args[6], long ret)
 	}
 	if (ret < 0)
 		return;
+	/* the cases: KP_FD_NOTED (fd_kinds.h), the hooks call only for those */
 	switch (nr) {
 #ifdef __NR_open
 	case __NR_open:

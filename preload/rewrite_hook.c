@@ -53,32 +53,6 @@ static inline __attribute__((always_inline)) bool special(uint64_t nr)
 	       nr == SYS_clone3 || nr >= KP_SYSCALL_MAX;
 }
 
-/*
- * The syscalls kp_fd_kinds_note() acts on (fd_kinds.c: keep in step), so
- * that the others skip the call (its page is one more TLB miss per call).
- */
-static inline __attribute__((always_inline)) bool kinds_note_wanted(uint64_t nr)
-{
-	switch (nr) {
-	case SYS_close: case SYS_close_range: case SYS_open: case SYS_openat:
-	case SYS_creat: case SYS_open_by_handle_at: case SYS_mq_open: case SYS_bpf:
-	case SYS_seccomp: case SYS_openat2: case SYS_open_tree: case SYS_fsopen:
-	case SYS_fsmount: case SYS_fspick: case SYS_pidfd_getfd: case SYS_memfd_secret:
-	case SYS_landlock_create_ruleset: case SYS_memfd_create: case SYS_pipe:
-	case SYS_pipe2: case SYS_socketpair: case SYS_socket: case SYS_accept:
-	case SYS_accept4: case SYS_eventfd: case SYS_epoll_create: case SYS_signalfd:
-	case SYS_inotify_init: case SYS_eventfd2: case SYS_epoll_create1:
-	case SYS_timerfd_create: case SYS_signalfd4: case SYS_inotify_init1:
-	case SYS_fanotify_init: case SYS_userfaultfd: case SYS_perf_event_open:
-	case SYS_io_uring_setup: case SYS_pidfd_open: case SYS_fstat: case SYS_newfstatat:
-	case SYS_statx: case SYS_dup: case SYS_dup2: case SYS_dup3: case SYS_fcntl:
-	case SYS_recvmsg: case SYS_recvmmsg: case SYS_clone: case SYS_clone3:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static inline __attribute__((always_inline)) long sys_of(const struct kp_rw_frame *f)
 {
 	const uint64_t *a = f->args;
@@ -123,7 +97,7 @@ static inline __attribute__((always_inline)) void end(struct kp_call *c, long r)
 /* Descriptors the call created, duplicated or closed (fd_kinds.h). */
 static inline __attribute__((always_inline)) void note_kinds(const struct kp_rw_frame *f, long r)
 {
-	if (kinds_note_wanted(f->nr))
+	if (kp_fd_kinds_touches(f->nr))
 		kp_fd_kinds_note((unsigned)f->nr, (const long *)(const void *)f->args, r);
 }
 
