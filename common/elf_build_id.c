@@ -1,6 +1,7 @@
 /* Mappings lines and ELF build-ids; see elf_build_id.h. */
 #include <elf.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "elf_build_id.h"
 
@@ -18,22 +19,28 @@ static uint64_t hex(const char **p)
 	}
 }
 
-bool kp_maps_parse_line(const char *line, struct kp_maps_line *m)
+bool kp_maps_parse(const char *line, struct kp_maps_line *m)
 {
 	const char *p = line;
 	m->start = hex(&p);
 	if (*p++ != '-')
 		return false;
 	m->end = hex(&p);
-	if (*p++ != ' ' || strlen(p) < 5 || p[2] != 'x')
+	if (*p++ != ' ' || strlen(p) < 5)
 		return false;
+	m->prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) |
+		  (p[2] == 'x' ? PROT_EXEC : 0);
 	p += 5;
 	m->offset = hex(&p);
 	const char *path = strchr(p, '/');
-	if (!path || strstr(path, " (deleted)"))
-		return false;
-	m->path = path;
+	m->special = !path && strchr(p, '[') != NULL;
+	m->path = path && !strstr(path, " (deleted)") ? path : NULL;
 	return true;
+}
+
+bool kp_maps_parse_line(const char *line, struct kp_maps_line *m)
+{
+	return kp_maps_parse(line, m) && (m->prot & PROT_EXEC) && m->path;
 }
 
 void kp_elf_build_id(kp_pread_fn read_at, void *ctx, char *scratch,

@@ -27,16 +27,19 @@ typedef long (*kp_pread_fn)(void *ctx, void *buf, size_t count, uint64_t offset)
 void kp_elf_build_id(kp_pread_fn read_at, void *ctx, char *scratch,
 		     size_t scratch_size, char out[KP_BUILD_ID_HEX]);
 
-/* One executable, file-backed mapping of a /proc/PID/maps line. */
+/* One /proc/PID/maps line. */
 struct kp_maps_line {
 	uint64_t start, end, offset;
-	const char *path; /* into the line, NUL-terminated there */
+	int prot;	  /* PROT_READ | PROT_WRITE | PROT_EXEC */
+	const char *path; /* into the line; NULL: anonymous, special or deleted */
+	bool special;	  /* [heap], [stack], [vdso] ... */
 };
 
-/*
- * "start-end perms offset dev inode   path": true for an executable
- * mapping of a file that still exists (not "(deleted)").
- */
+/* "start-end perms offset dev inode   path": false if malformed. */
+bool kp_maps_parse(const char *line, struct kp_maps_line *m);
+
+/* The same, true only for an executable mapping of a file that still
+ * exists (not "(deleted)"): the code that call sites and stacks are in. */
 bool kp_maps_parse_line(const char *line, struct kp_maps_line *m);
 
 #endif

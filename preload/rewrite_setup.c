@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf_build_id.h"
 #include "kprof.h"
 #include "rewrite.h"
 
@@ -96,13 +97,6 @@ void kp_rw_unlock(void)
 
 /* ---- /proc/self/maps ---- */
 
-struct mapping {
-	uint64_t start, end, offset;
-	int prot;
-	const char *path; /* NULL: anonymous or special ([heap], [vdso] ...) */
-	bool special;
-};
-
 /* The whole file in one read-only pass; buffer grows by mmap. */
 static char *maps_read(size_t *len)
 {
@@ -141,48 +135,9 @@ static char *maps_read(size_t *len)
 	return buf;
 }
 
-static uint64_t hex(const char **p)
-{
-	uint64_t v = 0;
-	for (;; (*p)++) {
-		char c = **p;
-		if (c >= '0' && c <= '9')
-			v = v * 16 + (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v * 16 + (uint64_t)(c - 'a' + 10);
-		else
-			return v;
-	}
-}
-
-/* Parses one line (NUL-terminated, modified in place). */
-static bool maps_line(char *line, struct mapping *m)
-{
-	const char *p = line;
-	m->start = hex(&p);
-	if (*p++ != '-')
-		return false;
-	m->end = hex(&p);
-	if (*p++ != ' ' || strlen(p) < 5)
-		return false;
-	m->prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) |
-		  (p[2] == 'x' ? PROT_EXEC : 0);
-	p += 5;
-	m->offset = hex(&p);
-	char *path = strchr(p, '/');
-	m->special = strchr(p, '[') != NULL && !path;
-	m->path = NULL;
-	if (path) {
-		char *del = strstr(path, " (deleted)");
-		if (!del)
-			m->path = path;
-	}
-	return true;
-}
-
 /* Calls fn for each mapping that overlaps [lo, hi) (fn may not read maps). */
 static void maps_each(uint64_t lo, uint64_t hi,
-		      void (*fn)(const struct mapping *, void *), void *ctx)
+		      void (*fn)(const struct kp_maps_line *, void *), void *ctx)
 {
 	size_t len;
 	char *buf = maps_read(&len);
@@ -192,8 +147,8 @@ static void maps_each(uint64_t lo, uint64_t hi,
 		char *nl = strchr(line, '\n');
 		if (nl)
 			*nl = 0;
-		struct mapping m;
-		if (maps_line(line, &m) && m.end > lo && m.start < hi)
+		struct kp_maps_line m;
+		if (kp_maps_parse(line, &m) && m.end > lo && m.start < hi)
 			fn(&m, ctx);
 		if (!nl)
 			break;
@@ -204,16 +159,16 @@ static void maps_each(uint64_t lo, uint64_t hi,
 /* The executable mappings of [lo, hi), copied out (under kp_rw_lock). */
 #define MAX_EXEC_MAPPINGS 1024
 #define PATH_BYTES (256u << 10)
-static struct mapping exec_maps[MAX_EXEC_MAPPINGS];
+static struct kp_maps_line exec_maps[MAX_EXEC_MAPPINGS];
 static char exec_paths[PATH_BYTES];
 static size_t n_exec_maps, exec_paths_used;
 
-static void collect(const struct mapping *m, void *ctx)
+static void collect(const struct kp_maps_line *m, void *ctx)
 {
 	(void)ctx;
 	if (!(m->prot & PROT_EXEC) || n_exec_maps == MAX_EXEC_MAPPINGS)
 		return;
-	struct mapping *d = &exec_maps[n_exec_maps++];
+	struct kp_maps_line *d = &exec_maps[n_exec_maps++];
 	*d = *m;
 	if (m->path) {
 		size_t n = strlen(m->path) + 1;
@@ -233,7 +188,7 @@ static void exec_mappings(uint64_t lo, uint64_t hi)
 	maps_each(lo, hi, collect, NULL);
 }
 
-static void prot_of(const struct mapping *m, void *ctx)
+static void prot_of(const struct kp_maps_line *m, void *ctx)
 {
 	*(int *)ctx = m->prot;
 }
@@ -311,7 +266,7 @@ static void patch_sites(struct kp_rw_list *l, uint64_t start, uint64_t end, int 
 	}
 }
 
-static void scan_mapping(const struct mapping *m, struct scan_ctx *c)
+static void scan_mapping(const struct kp_maps_line *m, struct scan_ctx *c)
 {
 	if (!(m->prot & PROT_EXEC) || m->start == 0 || m->special)
 		return;
@@ -340,7 +295,7 @@ static void scan_all(struct scan_ctx *c)
 	kp_rw_unlock();
 }
 
-static void find_own_text(const struct mapping *m, void *ctx)
+static void find_own_text(const struct kp_maps_line *m, void *ctx)
 {
 	char *path = ctx;
 	if ((m->prot & PROT_EXEC) && m->path && strlen(m->path) < KP_PATH_MAX) {
