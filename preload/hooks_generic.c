@@ -1,5 +1,6 @@
 /*
- * The generic hooks, generated from hooks.def: time the real call, account
+ * The generic hooks, generated from hooks.def: time the real call (or, for
+ * a plain wrapper of libc's, the syscall itself: raw = 2), account
  * it under the syscall the kernel receives, note the descriptors it made
  * (fd_kinds.c; the arguments of the lines that reach such a syscall are
  * the syscall's own), hand errno and the result back unchanged.
@@ -79,8 +80,21 @@
 		if (unlikely(!kp_call_begin(&kp_c_, nr, KP_ARG0 args)))            \
 			return KP_PASS(rtype, kp_real.name args);              \
 		KP_SITE(kp_c_);                                                \
-		rtype kp_r_ = kp_real.name args;                               \
-		int kp_e_ = errno;                                             \
+		rtype kp_r_;                                                   \
+		int kp_e_;                                                     \
+		if (raw == 2 && likely(kp_direct.name)) {                      \
+			long kp_rr_ = kp_raw(nr, KP_UNPAREN args);             \
+			kp_e_ = errno;                                         \
+			if (kp_rr_ < 0 && kp_rr_ > -4096) {                    \
+				kp_e_ = (int)-kp_rr_;                          \
+				kp_r_ = (rtype)KP_FAIL_VALUE_##kind;           \
+			} else {                                               \
+				kp_r_ = (rtype)kp_rr_;                         \
+			}                                                      \
+		} else {                                                       \
+			kp_r_ = kp_real.name args;                             \
+			kp_e_ = errno;                                         \
+		}                                                              \
 		bool kp_failed_ = KP_FAILED_##kind(kp_r_);                     \
 		int kp_err_ = kp_failed_ ? KP_ERR_##kind(kp_r_, kp_e_) : 0;    \
 		int64_t kp_k_ = kp_failed_ ? -(int64_t)kp_err_ : KP_KRET_##kind(kp_r_); \

@@ -206,6 +206,16 @@ struct kp_real {
 #undef KP_HAND
 };
 extern struct kp_real kp_real;
+/* Per raw = 2 hook: kp_real's function is libc's own, so the hook may
+ * make the syscall itself (hooks.def). */
+struct kp_direct {
+#define KP_HOOK(rtype, name, nr, params, args, kind, raw) bool name;
+#define KP_HAND(rtype, name, nr, params)
+#include "hooks.def"
+#undef KP_HOOK
+#undef KP_HAND
+};
+extern struct kp_direct kp_direct;
 void kp_resolve_all(void);
 
 /* ---- per-thread state (thread_state.c) ---- */

@@ -5,11 +5,13 @@
  * may allocate and an interposed allocator may call a hook.
  */
 #include <dlfcn.h>
+#include <gnu/lib-names.h>
 #include <string.h>
 
 #include "kprof.h"
 
 struct kp_real kp_real;
+struct kp_direct kp_direct;
 
 /*
  * glibc >= 2.33 keeps the old stat entry points (__xstat, ...) only as
@@ -38,6 +40,21 @@ void kp_resolve_all(void)
 #include "hooks.def"
 #undef KP_HOOK
 #undef KP_HAND
+	/* A plain wrapper may be bypassed only when it is libc's own: another
+	 * interposer after kprof (fakeroot, a sandbox) must still be called. */
+	struct kp_direct d;
+	memset(&d, 0, sizeof(d));
+	void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
+	if (libc) {
+#define KP_HOOK(rtype, name, nr, params, args, kind, raw)                      \
+	d.name = raw == 2 && r.name && (void *)r.name == dlsym(libc, #name);
+#define KP_HAND(rtype, name, nr, params)
+#include "hooks.def"
+#undef KP_HOOK
+#undef KP_HAND
+		dlclose(libc);
+	}
+	memcpy(&kp_direct, &d, sizeof(d));
 	/* Publish pointer by pointer: other threads may read them any time. */
 	void **dst = (void **)&kp_real;
 	void **src = (void **)&r;
