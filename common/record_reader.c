@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -482,10 +483,212 @@ uint64_t kp_reader_records(const struct kp_reader *r)
 	return r->records;
 }
 
+/*
+ * Gzip from a descriptor, pipelined: a thread reads and inflates into a
+ * ring of chunks while the caller's thread decodes them, so on two cores
+ * the slower of the two sets the pace instead of their sum. The inflater
+ * touches nothing of the reader but its own z_stream; what push_gzip
+ * learns on the way (a member's end, corrupt data, a read error, the end
+ * of input) travels with the chunks, and the decoding side acts on it
+ * exactly as push_gzip and kp_reader_read_fd do.
+ */
+#define PIPE_SLOTS 4
+#define PIPE_CHUNK (256u * 1024)
+
+enum slot_kind { SLOT_DATA, SLOT_CORRUPT, SLOT_ERROR, SLOT_EOF };
+
+struct pipe_slot {
+	unsigned char *data;
+	size_t len;
+	enum slot_kind kind;
+	bool member_open; /* after this chunk */
+	int err;	  /* SLOT_ERROR: -errno */
+	char why[128];	  /* SLOT_CORRUPT */
+};
+
+struct gz_pipe {
+	int fd;
+	const uint8_t *first;
+	size_t first_len;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct pipe_slot slot[PIPE_SLOTS];
+	unsigned head, count; /* filled slots: head .. head + count - 1 */
+	bool cancel;
+};
+
+/* The inflater's next free slot, or NULL when told to stop. */
+static struct pipe_slot *slot_free(struct gz_pipe *p)
+{
+	pthread_mutex_lock(&p->mu);
+	while (p->count == PIPE_SLOTS && !p->cancel)
+		pthread_cond_wait(&p->cv, &p->mu);
+	struct pipe_slot *s = p->cancel ? NULL : &p->slot[(p->head + p->count) % PIPE_SLOTS];
+	pthread_mutex_unlock(&p->mu);
+	return s;
+}
+
+static void slot_publish(struct gz_pipe *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->count++;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void *inflater(void *arg)
+{
+	struct gz_pipe *p = arg;
+	z_stream zs;
+	unsigned char *in = malloc(READ_CHUNK);
+	bool member_open = false, member_done = false, out_full = false;
+	uint64_t compressed_in = 0;
+	struct pipe_slot *s;
+
+	memset(&zs, 0, sizeof(zs));
+	if (!in || inflateInit2(&zs, 15 + 16) != Z_OK) {
+		if ((s = slot_free(p))) {
+			*s = (struct pipe_slot){ .data = s->data, .kind = SLOT_ERROR, .err = -ENOMEM };
+			slot_publish(p);
+		}
+		free(in);
+		return NULL;
+	}
+	zs.next_in = (Bytef *)p->first;
+	zs.avail_in = (uInt)p->first_len;
+	for (;;) {
+		/* a full chunk may leave output in zlib's window: no read then */
+		if (zs.avail_in == 0 && !out_full) {
+			ssize_t n = read(p->fd, in, READ_CHUNK);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				if ((s = slot_free(p))) {
+					*s = (struct pipe_slot){ .data = s->data,
+								 .kind = n ? SLOT_ERROR : SLOT_EOF,
+								 .err = n ? -errno : 0,
+								 .member_open = member_open };
+					slot_publish(p);
+				}
+				break;
+			}
+			zs.next_in = in;
+			zs.avail_in = (uInt)n;
+		}
+		if (member_done) {
+			if (zs.avail_in == 0)
+				continue;
+			/* Concatenated gzip member. */
+			if (inflateReset(&zs) != Z_OK)
+				break;
+			member_done = false;
+		}
+		member_open = true;
+		if (!(s = slot_free(p)))
+			break;
+		uInt in_before = zs.avail_in;
+		zs.next_out = s->data;
+		zs.avail_out = PIPE_CHUNK;
+		int zr = inflate(&zs, Z_NO_FLUSH);
+		s->len = PIPE_CHUNK - zs.avail_out;
+		out_full = zs.avail_out == 0;
+		compressed_in += in_before - zs.avail_in;
+		s->kind = SLOT_DATA;
+		if (zr == Z_MEM_ERROR) {
+			s->kind = SLOT_ERROR;
+			s->err = -ENOMEM;
+		} else if ((zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) ||
+			   (zr == Z_BUF_ERROR && s->len == 0 && in_before == zs.avail_in &&
+			    zs.avail_in > 0)) {
+			s->kind = SLOT_CORRUPT;
+			snprintf(s->why, sizeof(s->why),
+				 "corrupt gzip data (%s) near compressed byte %" PRIu64 ",",
+				 zs.msg ? zs.msg : "inflate failed", compressed_in);
+		} else if (zr == Z_STREAM_END) {
+			member_done = true;
+			member_open = false;
+			out_full = false;
+		}
+		s->member_open = member_open;
+		bool last = s->kind != SLOT_DATA;
+		slot_publish(p);
+		if (last)
+			break;
+	}
+	inflateEnd(&zs);
+	free(in);
+	return NULL;
+}
+
+static void pipe_stop(struct gz_pipe *p, pthread_t t)
+{
+	pthread_mutex_lock(&p->mu);
+	p->cancel = true;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(t, NULL);
+}
+
+/* kp_reader_read_fd for gzip input whose first bytes are first[0, len). */
+static int read_fd_gzip(struct kp_reader *r, int fd, const uint8_t *first, size_t len)
+{
+	struct gz_pipe p = { .fd = fd, .first = first, .first_len = len };
+	int err = 0;
+	pthread_t t;
+
+	for (unsigned i = 0; i < PIPE_SLOTS; i++)
+		if (!(p.slot[i].data = malloc(PIPE_CHUNK)))
+			err = -ENOMEM;
+	if (!err) {
+		pthread_mutex_init(&p.mu, NULL);
+		pthread_cond_init(&p.cv, NULL);
+		if (pthread_create(&t, NULL, inflater, &p))
+			err = -EAGAIN;
+	}
+	if (err) {
+		for (unsigned i = 0; i < PIPE_SLOTS; i++)
+			free(p.slot[i].data);
+		return err;
+	}
+	r->mode = MODE_GZIP;
+	for (bool done = false; !done;) {
+		pthread_mutex_lock(&p.mu);
+		while (p.count == 0)
+			pthread_cond_wait(&p.cv, &p.mu);
+		struct pipe_slot *s = &p.slot[p.head];
+		pthread_mutex_unlock(&p.mu);
+
+		r->member_open = s->member_open;
+		if (s->kind == SLOT_DATA || s->kind == SLOT_CORRUPT)
+			err = push_plain(r, s->data, s->len);
+		if (!err && s->kind == SLOT_CORRUPT && !r->stopped)
+			stop_with_damage(r, r->offset, s->why);
+		if (!err && s->kind == SLOT_ERROR)
+			err = s->err;
+		if (!err && s->kind == SLOT_EOF)
+			err = kp_reader_finish(r);
+		/* after damage the rest of the source is ignored, as push_gzip does */
+		done = err || s->kind != SLOT_DATA || r->stopped;
+
+		pthread_mutex_lock(&p.mu);
+		p.head = (p.head + 1) % PIPE_SLOTS;
+		p.count--;
+		pthread_cond_broadcast(&p.cv);
+		pthread_mutex_unlock(&p.mu);
+	}
+	pipe_stop(&p, t);
+	pthread_cond_destroy(&p.cv);
+	pthread_mutex_destroy(&p.mu);
+	for (unsigned i = 0; i < PIPE_SLOTS; i++)
+		free(p.slot[i].data);
+	return err;
+}
+
 int kp_reader_read_fd(struct kp_reader *r, int fd)
 {
 	unsigned char *buf = malloc(READ_CHUNK);
 	int err = 0;
+	bool first = r->mode == MODE_UNKNOWN && r->magic_len == 0;
 
 	if (!buf)
 		return -ENOMEM;
@@ -501,6 +704,11 @@ int kp_reader_read_fd(struct kp_reader *r, int fd)
 			err = kp_reader_finish(r);
 			break;
 		}
+		if (first && n >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
+			err = read_fd_gzip(r, fd, buf, (size_t)n);
+			break;
+		}
+		first = false;
 		err = kp_reader_feed(r, buf, (size_t)n);
 		if (err)
 			break;
