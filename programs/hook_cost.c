@@ -14,9 +14,19 @@
  *   hooked_ns, direct_ns       mean ns per call of each kind
  *   pairs=N
  * Without a shim added_ns is ~0: that is the control.
- * Usage: hook_cost [--pairs=N] [--block=N] [--warm-ms=N]
+ *
+ * --against=copy compares with a copy of libc's wrapper (the syscall and a
+ * return) written into a page after it was mapped, where rewrite mode's
+ * scan never looks: the way to measure rewrite mode, which also rewrites
+ * libc's own getppid. --call=read times a 1-byte read() of /dev/zero
+ * instead of getppid() (needs --against=copy).
+ * Usage: hook_cost [--pairs=N] [--block=N] [--warm-ms=N] [--against=libc|copy]
+ *                  [--call=getppid|read]
  */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,24 +66,88 @@ static double block(pid_t (*f)(void), long count)
 	return (double)(now_ns() - t0) / (double)count;
 }
 
+static int zero_fd;
+static long (*copy_read)(int fd, void *buf, size_t n);
+
+static pid_t read_hooked(void)
+{
+	char c;
+	return (pid_t)read(zero_fd, &c, 1);
+}
+
+static pid_t read_copy(void)
+{
+	char c;
+	return (pid_t)copy_read(zero_fd, &c, 1);
+}
+
+static const char *opt(int argc, char **argv, const char *name, const char *def)
+{
+	size_t n = strlen(name);
+	for (int i = 1; i < argc; i++)
+		if (strncmp(argv[i], name, n) == 0 && argv[i][n] == '=')
+			return argv[i] + n + 1;
+	return def;
+}
+
+/* libc's wrappers, x86_64: mov $110,%eax; syscall; ret  and  xor %eax,%eax; syscall; ret */
+static void *copy_wrappers(void)
+{
+#if defined(__x86_64__)
+	static const unsigned char getppid_code[] = { 0xb8, 110, 0, 0, 0, 0x0f, 0x05, 0xc3 };
+	static const unsigned char read_code[] = { 0x31, 0xc0, 0x0f, 0x05, 0xc3 };
+	unsigned char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return NULL;
+	memcpy(page, getppid_code, sizeof(getppid_code));
+	memcpy(page + 64, read_code, sizeof(read_code));
+	copy_read = (long (*)(int, void *, size_t))(void *)(page + 64);
+	return page;
+#else
+	return NULL;
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	long pairs = arg(argc, argv, "--pairs", 3000);
 	long count = arg(argc, argv, "--block", 1000);
 	long warm_ms = arg(argc, argv, "--warm-ms", 500);
 	if (pairs < 4 || count < 1 || warm_ms < 0) {
-		fprintf(stderr, "usage: hook_cost [--pairs=N>=4] [--block=N] [--warm-ms=N]\n");
+		fprintf(stderr, "usage: hook_cost [--pairs=N>=4] [--block=N] [--warm-ms=N] "
+				"[--against=libc|copy] [--call=getppid|read]\n");
 		return 2;
 	}
-	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-	pid_t (*direct)(void) = libc ? (pid_t (*)(void))dlsym(libc, "getppid") : NULL;
-	if (!direct) {
-		fprintf(stderr, "hook_cost: getppid not found in libc.so.6\n");
+	const char *against = opt(argc, argv, "--against", "libc");
+	const char *call = opt(argc, argv, "--call", "getppid");
+	bool copy = strcmp(against, "copy") == 0, reads = strcmp(call, "read") == 0;
+	if ((!copy && strcmp(against, "libc")) || (!reads && strcmp(call, "getppid")) ||
+	    (reads && !copy)) {
+		fprintf(stderr, "hook_cost: --against=libc|copy, --call=getppid|read "
+				"(read with copy)\n");
+		return 2;
+	}
+	pid_t (*hooked)(void) = getppid, (*direct)(void) = NULL;
+	if (copy) {
+		void *page = copy_wrappers();
+		direct = page ? (pid_t (*)(void))page : NULL;
+		if (reads) {
+			hooked = read_hooked;
+			direct = page ? read_copy : NULL;
+			zero_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+		}
+	} else {
+		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+		direct = libc ? (pid_t (*)(void))dlsym(libc, "getppid") : NULL;
+	}
+	if (!direct || zero_fd < 0) {
+		fprintf(stderr, "hook_cost: no %s to compare with\n", copy ? "copy" : "libc getppid");
 		return 1;
 	}
 	int64_t end = now_ns() + warm_ms * 1000000;
 	while (now_ns() < end)
-		getppid();
+		hooked();
 	double *added = malloc(sizeof(double) * (size_t)pairs);
 	if (!added)
 		return 1;
@@ -81,11 +155,11 @@ int main(int argc, char **argv)
 	for (long p = 0; p < pairs; p++) {
 		double h, d;
 		if (p & 1) {
-			h = block(getppid, count);
+			h = block(hooked, count);
 			d = block(direct, count);
 		} else {
 			d = block(direct, count);
-			h = block(getppid, count);
+			h = block(hooked, count);
 		}
 		added[p] = h - d;
 		hooked_sum += h;
