@@ -126,6 +126,28 @@ static inline __attribute__((always_inline)) bool kp_rw_site_known(uint64_t site
 	}
 }
 
+/*
+ * Bumped after any site is removed (munmap, mremap, revert). A thread
+ * remembers the last site it found in the table with the generation it
+ * read before looking: a loop that calls from one site skips the table
+ * (its slot is one more page to refill after every syscall here), and a
+ * site removed since is looked up again.
+ */
+extern uint64_t kp_rw_sites_gen;
+extern __thread uint64_t kp_rw_cache_site, kp_rw_cache_gen;
+
+static inline __attribute__((always_inline)) bool kp_rw_site_check(uint64_t site)
+{
+	uint64_t gen = __atomic_load_n(&kp_rw_sites_gen, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(site == kp_rw_cache_site && gen == kp_rw_cache_gen, 1))
+		return true;
+	if (!kp_rw_site_known(site))
+		return false;
+	kp_rw_cache_site = site;
+	kp_rw_cache_gen = gen;
+	return true;
+}
+
 int kp_rw_page_map(void);	   /* 0 or -errno (no privilege: -EPERM) */
 void kp_rw_page_unmap(void);
 int kp_rw_site_add(uint64_t site);

@@ -22,6 +22,7 @@
 
 __thread uint64_t kp_caller_site;
 __thread uint64_t kp_rw_vfork_ret;
+__thread uint64_t kp_rw_cache_site, kp_rw_cache_gen;
 /* Threads of the process (clone with CLONE_THREAD, exit), from the count
  * in /proc at the start of rewrite mode on. */
 long kp_rw_live_threads;
@@ -438,7 +439,7 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
  */
 KP_RW_HOT __attribute__((aligned(4096), flatten)) int kp_rw_hook(struct kp_rw_frame *f)
 {
-	if (unlikely(!kp_rw_site_known(f->ret_addr - 2)))
+	if (unlikely(!kp_rw_site_check(f->ret_addr - 2)))
 		return KP_RW_NOT_SITE;
 	uint64_t nr = f->nr;
 	if (unlikely(special(nr)))

@@ -98,6 +98,7 @@ void kp_rw_page_unmap(void)
  */
 #define TOMBSTONE 1ULL
 struct kp_rw_site_table *kp_rw_sites;
+uint64_t kp_rw_sites_gen = 1; /* a thread's empty cache has generation 0 */
 
 static struct kp_rw_site_table *table_new(uint64_t slots)
 {
@@ -195,13 +196,18 @@ bool kp_rw_spans_overlap(uint64_t lo, uint64_t hi)
 void kp_rw_sites_forget(uint64_t start, uint64_t end)
 {
 	struct kp_rw_site_table *t = kp_rw_sites;
+	bool removed = false;
 	for (uint64_t i = 0; t && i <= t->mask; i++) {
 		uint64_t v = t->slot[i];
 		if (v > TOMBSTONE && v >= start && v < end) {
 			__atomic_store_n(&t->slot[i], TOMBSTONE, __ATOMIC_RELEASE);
 			t->live--;
+			removed = true;
 		}
 	}
+	/* after the removal: a thread that reads the new generation sees it */
+	if (removed)
+		__atomic_add_fetch(&kp_rw_sites_gen, 1, __ATOMIC_RELEASE);
 }
 
 /* mremap moved code: its sites moved with it. */
@@ -315,7 +321,8 @@ void kp_rw_patch_revert_all(void)
 			p[1] = 0x05;
 		}
 		kp_raw(SYS_mprotect, lo, hi - lo, PROT_READ | PROT_EXEC);
-		t->slot[i] = TOMBSTONE;
+		__atomic_store_n(&t->slot[i], TOMBSTONE, __ATOMIC_RELEASE);
 		t->live--;
 	}
+	__atomic_add_fetch(&kp_rw_sites_gen, 1, __ATOMIC_RELEASE);
 }

@@ -25,6 +25,12 @@
  *   nullcall     call a NULL function pointer with the syscall number
  *                register form (`call *%rax`): must die of SIGSEGV, page 0
  *                mapped or not
+ *   stalesite    a getppid made executable at run time and called by a
+ *                thread that then waits without a syscall (the hook
+ *                remembers that thread's site); the code is unmapped and
+ *                new code mapped at the same address with `call *%rax`
+ *                where the syscall was, which the thread then calls: no
+ *                longer a site, so it must die of SIGSEGV
  *   exit HOW     end the process: exit (stdio still buffered), _exit,
  *                exit_group made with the program's own instruction, or
  *                thread (every thread leaves with the exit syscall, the
@@ -194,6 +200,62 @@ static int case_jit(long n)
 	return 0;
 }
 
+/*
+ * Two threads: the caller makes one call from the site and then spins
+ * without a syscall (its last site stays the one the hook remembers),
+ * while the main thread unmaps the code and maps the new one.
+ */
+static uint8_t *stale_mem;
+static int stale_step; /* 1: first call done; 2: new code in place */
+
+static void *stale_caller(void *arg)
+{
+	(void)arg;
+	fn0 f = (fn0)(void *)(stale_mem + 64);
+	long want = getppid();
+	expect("getppid before the unmap", f(), want);
+	__atomic_store_n(&stale_step, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&stale_step, __ATOMIC_ACQUIRE) != 2)
+		__builtin_ia32_pause();
+	f(); /* faults: nothing is mapped at 110, or page 0 refuses */
+	__atomic_store_n(&stale_step, 3, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int case_stale_site(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *mem = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		die("mmap");
+	put_call(mem + 64, SYS_getppid);
+	if (mprotect(mem, page, PROT_READ | PROT_EXEC))
+		die("mprotect");
+	stale_mem = mem;
+	pthread_t t;
+	if (pthread_create(&t, NULL, stale_caller, NULL))
+		die("pthread_create");
+	while (__atomic_load_n(&stale_step, __ATOMIC_ACQUIRE) != 1)
+		__builtin_ia32_pause();
+	if (munmap(mem, page))
+		die("munmap");
+	uint8_t *again = mmap(mem, page, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (again != mem)
+		die("mmap at the same address");
+	put_call(mem + 64, SYS_getppid);
+	mem[69] = 0xff; /* call *%rax where the syscall was: to address 110 */
+	mem[70] = 0xd0;
+	if (mprotect(mem, page, PROT_READ | PROT_EXEC))
+		die("mprotect");
+	printf("calling the new code\n");
+	fflush(stdout);
+	__atomic_store_n(&stale_step, 2, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	printf("stale site: the call returned\n");
+	return 1;
+}
+
 /* ---- a syscall instruction across two pages of the text ---- */
 
 long straddling_getppid(void);
@@ -344,6 +406,8 @@ int main(int argc, char **argv)
 		__asm__ volatile("call *%%rax" : : "r"(target) : "memory");
 		r = 1; /* not reached */
 	}
+	else if (strcmp(argv[1], "stalesite") == 0)
+		r = case_stale_site();
 	else if (strcmp(argv[1], "dlopen") == 0 && argc == 4)
 		r = case_dlopen(argv[2], n);
 	else if (strcmp(argv[1], "exit") == 0 && argc == 3)

@@ -31,3 +31,14 @@ KPROF_DEBUG=1 KPROF_HOOK=rewrite LD_PRELOAD=$SHIM KPROF_OUT=$PWD/null \
 	"$BUILD/tests/rewrite_cases" nullcall 2>null.err || rc=$?
 expect_eq "NULL call, rewrite mode: status" 139 "$rc"
 grep -q '^kprof: rewrite mode: ' null.err || fail "rewrite mode was not on: $(cat null.err)"
+
+# a site the hook has remembered (the thread's last site), unmapped, and
+# new code at the same address with `call *%rax` where the syscall was: no
+# longer a site, it must fault as without the shim
+rc=0; "$BUILD/tests/rewrite_cases" stalesite > stale.out 2>/dev/null || rc=$?
+expect_eq "stale site, plain: status" 139 "$rc"
+rc=0
+KPROF_HOOK=rewrite LD_PRELOAD=$SHIM KPROF_OUT=$PWD/stale \
+	"$BUILD/tests/rewrite_cases" stalesite > stale.out 2>/dev/null || rc=$?
+expect_eq "stale site, rewrite mode: status" 139 "$rc"
+expect_eq "stale site, rewrite mode: output" "calling the new code" "$(cat stale.out)"
