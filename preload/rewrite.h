@@ -161,6 +161,7 @@ struct kp_rw_list {
 	size_t n, cap;
 };
 int kp_rw_list_add(struct kp_rw_list *l, uint64_t x);
+void kp_rw_list_free(struct kp_rw_list *l);
 /*
  * Rewrites the sites (sorted, on pages whose protection is prot) and
  * records them; sites already in the table are skipped. Returns how many
@@ -191,6 +192,8 @@ int kp_rw_scan_region(uint64_t start, uint64_t end, uint64_t offset,
 
 /* rewrite_setup.c */
 extern bool kp_rw_active;
+/* Sites are being rewritten at start-up (kp_rw_active comes after). */
+extern bool kp_rw_patching;
 extern uint64_t kp_rw_text_start, kp_rw_text_end; /* libkprof.so's own code */
 /* Called from setup(): decides the mode and rewrites; never fails. */
 void kp_rw_start(void);

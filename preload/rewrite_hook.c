@@ -80,11 +80,14 @@ static inline __attribute__((always_inline)) bool begin(struct kp_call *c, unsig
 		return kp_call_start(c, nr, arg0);
 	if (flags & (KP_TLS_IN_INIT | KP_TLS_VFORK_CHILD))
 		return false;
-	/* rewrite mode is on before the shim says it is active (its
-	 * stream has started): a thread waits for the end of init in
-	 * kp_call_start rather than miss a call */
+	/* sites are rewritten before the shim says it is active (its
+	 * stream has started): a thread that reaches one waits for the end
+	 * of init in kp_call_start rather than miss a call (deciding "not
+	 * counted" here, it could be preempted before its syscall until
+	 * after the stream's start) */
 	if (__atomic_load_n(&kp_state, __ATOMIC_ACQUIRE) != KP_ACTIVE &&
-	    !__atomic_load_n(&kp_rw_active, __ATOMIC_ACQUIRE))
+	    !__atomic_load_n(&kp_rw_active, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&kp_rw_patching, __ATOMIC_ACQUIRE))
 		return false;
 	return kp_call_start(c, nr, arg0);
 }

@@ -32,18 +32,32 @@ static char helper_path[KP_PATH_MAX];
 
 /* ---- growable list of uint64_t ---- */
 
+/*
+ * Raw mmap and mremap, not malloc: other threads may wait for the shim's
+ * start-up inside a syscall made under a libc lock (malloc's among them)
+ * while this runs.
+ */
 int kp_rw_list_add(struct kp_rw_list *l, uint64_t x)
 {
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		uint64_t *v = realloc(l->v, cap * sizeof(*v));
-		if (!v)
+		size_t cap = l->cap ? l->cap * 2 : 512, old = l->cap * sizeof(uint64_t);
+		long p = l->v ? kp_raw(SYS_mremap, l->v, old, cap * sizeof(uint64_t), MREMAP_MAYMOVE)
+			      : kp_raw(SYS_mmap, 0, cap * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p < 0 && p > -4096)
 			return -ENOMEM;
-		l->v = v;
+		l->v = (uint64_t *)p;
 		l->cap = cap;
 	}
 	l->v[l->n++] = x;
 	return 0;
+}
+
+void kp_rw_list_free(struct kp_rw_list *l)
+{
+	if (l->v)
+		kp_raw(SYS_munmap, l->v, l->cap * sizeof(uint64_t));
+	*l = (struct kp_rw_list){ 0 };
 }
 
 /* ---- the per-user cache of sites ---- */
@@ -422,6 +436,6 @@ int kp_rw_scan_region(uint64_t start, uint64_t end, uint64_t offset,
 		err = kp_rw_list_add(out, x);
 		kp_rw_stats.sites++;
 	}
-	free(offsets.v);
+	kp_rw_list_free(&offsets);
 	return err;
 }

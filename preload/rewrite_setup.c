@@ -20,6 +20,7 @@
 #include "rewrite.h"
 
 bool kp_rw_active;
+bool kp_rw_patching;
 uint64_t kp_rw_text_start, kp_rw_text_end;
 
 enum { HOOK_AUTO, HOOK_REWRITE, HOOK_SYMBOLS };
@@ -283,7 +284,7 @@ static void scan_mapping(const struct kp_maps_line *m, struct scan_ctx *c)
 		if (c->err != before && m->path && strstr(m->path, "/libc.so"))
 			c->libc_failed = true;
 	}
-	free(sites.v);
+	kp_rw_list_free(&sites);
 }
 
 static void scan_all(struct scan_ctx *c)
@@ -345,9 +346,11 @@ void kp_rw_start(void)
 	}
 	kp_rw_live_threads = thread_count();
 	struct scan_ctx c = { .lo = 0, .hi = UINT64_MAX, .threads = kp_rw_live_threads > 1 };
+	__atomic_store_n(&kp_rw_patching, true, __ATOMIC_RELEASE);
 	scan_all(&c);
 	if (c.libc_failed || !kp_rw_sites_count()) {
 		kp_rw_patch_revert_all();
+		__atomic_store_n(&kp_rw_patching, false, __ATOMIC_RELEASE);
 		kp_rw_page_unmap();
 		set_why("cannot rewrite libc's code", c.err ? c.err : -ENOENT);
 		kp_debug(why_buf);
