@@ -30,7 +30,7 @@ static void noted(unsigned nr, long a0, long a1, long a2, int r, int e)
 }
 
 /* Calls real close_range and accounts it; -1/errno like the function. */
-static int close_range_counted(unsigned first, unsigned last, int flags)
+static int close_range_counted(unsigned first, unsigned last, int flags, uint64_t site)
 {
 	struct kp_call c;
 	if (!kp_real.close_range) {
@@ -42,7 +42,8 @@ static int close_range_counted(unsigned first, unsigned last, int flags)
 		return 0;
 	}
 	if (!kp_call_begin(&c, SYS_close_range, first))
-		return KP_PASS(int, kp_real.close_range(first, last, flags));
+		return KP_PASS_AT(int, kp_real.close_range(first, last, flags), site);
+	c.site = site;
 	int r = kp_real.close_range(first, last, flags);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
@@ -51,7 +52,7 @@ static int close_range_counted(unsigned first, unsigned last, int flags)
 	return r;
 }
 
-KP_EXPORT int close(int fd)
+int kp_close_at(int fd, uint64_t site)
 {
 	need_real((void **)&kp_real.close);
 	if (guarding() && kp_output_is_ours(fd))
@@ -67,13 +68,19 @@ KP_EXPORT int close(int fd)
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_close, fd))
-		return KP_PASS(int, kp_real.close(fd));
+		return KP_PASS_AT(int, kp_real.close(fd), site);
+	c.site = site;
 	int r = kp_real.close(fd);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
 	noted(SYS_close, fd, 0, 0, r, e);
 	errno = e;
 	return r;
+}
+
+KP_EXPORT int close(int fd)
+{
+	return kp_close_at(fd, KP_CALLER());
 }
 
 static int close_range_real(unsigned first, unsigned last, int flags)
@@ -93,10 +100,15 @@ static int close_range_real(unsigned first, unsigned last, int flags)
  * descriptor: counted as the one call the program made (strace of the
  * program alone shows one).
  */
-static int close_range_around(unsigned first, unsigned last, int flags, unsigned ours)
+static int close_range_around(unsigned first, unsigned last, int flags, unsigned ours,
+			      uint64_t site)
 {
 	struct kp_call c;
 	bool counted = kp_call_begin(&c, SYS_close_range, first);
+	c.site = site;
+	/* rewrite mode: the calls below are counted at the syscall */
+	uint64_t saved_site = kp_caller_site;
+	kp_caller_site = site;
 	int r = 0, e = 0;
 	if (ours > first && close_range_real(first, ours - 1, flags)) {
 		r = -1;
@@ -116,6 +128,7 @@ static int close_range_around(unsigned first, unsigned last, int flags, unsigned
 			e = (int)-rr;
 		}
 	}
+	kp_caller_site = saved_site;
 	if (counted) {
 		kp_call_end(&c, r == -1, e, r == -1 ? -e : 0);
 		noted(SYS_close_range, first, last, flags, r, e);
@@ -124,28 +137,34 @@ static int close_range_around(unsigned first, unsigned last, int flags, unsigned
 	return r;
 }
 
-KP_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+int kp_close_range_at(unsigned first, unsigned last, int flags, uint64_t site)
 {
 	need_real((void **)&kp_real.close_range);
 	int ours = kp_output_fd();
 	if (!guarding() || (unsigned)ours < first || (unsigned)ours > last)
-		return close_range_counted(first, last, flags);
+		return close_range_counted(first, last, flags, site);
 	int e = errno;
-	int r = close_range_around(first, last, flags, (unsigned)ours);
+	int r = close_range_around(first, last, flags, (unsigned)ours, site);
 	if (!r)
 		errno = e;
 	return r;
 }
 
+KP_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	return kp_close_range_at(first, last, flags, KP_CALLER());
+}
+
 KP_EXPORT void closefrom(int lowfd)
 {
+	uint64_t site = KP_CALLER();
 	need_real((void **)&kp_real.closefrom);
 	int ours = kp_output_fd();
 	if (lowfd < 0)
 		lowfd = 0;
 	if (guarding() && ours >= lowfd) {
 		int e = errno;
-		close_range_around((unsigned)lowfd, ~0U, 0, (unsigned)ours);
+		close_range_around((unsigned)lowfd, ~0U, 0, (unsigned)ours, site);
 		errno = e;
 		return;
 	}
@@ -155,9 +174,10 @@ KP_EXPORT void closefrom(int lowfd)
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_close_range, lowfd)) {
-		kp_real.closefrom(lowfd);
+		KP_PASS(int, (kp_real.closefrom(lowfd), 0));
 		return;
 	}
+	c.site = site;
 	int e = errno;
 	kp_real.closefrom(lowfd);
 	kp_call_end(&c, false, 0, 0);
@@ -172,7 +192,7 @@ static void protect(int newfd)
 	kp_output_forget_stale(newfd);
 }
 
-KP_EXPORT int dup2(int oldfd, int newfd)
+int kp_dup2_at(int oldfd, int newfd, uint64_t site)
 {
 	need_real((void **)&kp_real.dup2);
 	if (oldfd != newfd)
@@ -187,7 +207,8 @@ KP_EXPORT int dup2(int oldfd, int newfd)
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_dup2, oldfd))
-		return KP_PASS(int, kp_real.dup2(oldfd, newfd));
+		return KP_PASS_AT(int, kp_real.dup2(oldfd, newfd), site);
+	c.site = site;
 	int r = kp_real.dup2(oldfd, newfd);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
@@ -196,7 +217,12 @@ KP_EXPORT int dup2(int oldfd, int newfd)
 	return r;
 }
 
-KP_EXPORT int dup3(int oldfd, int newfd, int flags)
+KP_EXPORT int dup2(int oldfd, int newfd)
+{
+	return kp_dup2_at(oldfd, newfd, KP_CALLER());
+}
+
+int kp_dup3_at(int oldfd, int newfd, int flags, uint64_t site)
 {
 	need_real((void **)&kp_real.dup3);
 	if (oldfd != newfd)
@@ -211,11 +237,17 @@ KP_EXPORT int dup3(int oldfd, int newfd, int flags)
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_dup3, oldfd))
-		return KP_PASS(int, kp_real.dup3(oldfd, newfd, flags));
+		return KP_PASS_AT(int, kp_real.dup3(oldfd, newfd, flags), site);
+	c.site = site;
 	int r = kp_real.dup3(oldfd, newfd, flags);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
 	noted(SYS_dup3, oldfd, newfd, flags, r, e);
 	errno = e;
 	return r;
+}
+
+KP_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	return kp_dup3_at(oldfd, newfd, flags, KP_CALLER());
 }

@@ -36,7 +36,7 @@ static void forget(int fd)
 		__asm__("" : "+r"(p));                                         \
 		int fd = p ? fd_of(p) : -1;                                    \
 		errno = e;                                                     \
-		int r = kp_real.name(s);                                       \
+		int r = KP_PASS(int, kp_real.name(s));                         \
 		e = errno;                                                     \
 		forget(fd);                                                    \
 		errno = e;                                                     \

@@ -36,6 +36,7 @@ KP_EXPORT pid_t fork(void)
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_clone, 0))
 		return KP_PASS(pid_t, kp_real.fork());
+	KP_SITE(c);
 	pid_t r = kp_real.fork();
 	if (r == 0) {
 		/* the child: its new stream starts empty (atfork handler) */
@@ -126,7 +127,9 @@ __attribute__((used)) long kp_vfork_leave(long ret)
 					   env_scratch, sizeof(env_scratch),   \
 					   NULL);                              \
 		if (!kp_call_begin(&c, SYS_clone3, 0))                         \
-			return kp_real.name(pid, path, fa, attr, argv, env);   \
+			return KP_PASS(int, kp_real.name(pid, path, fa, attr,  \
+							 argv, env));          \
+		KP_SITE(c);                                                    \
 		int r = kp_real.name(&child, path, fa, attr, argv, env);       \
 		int e = errno;                                                 \
 		if (pid && r == 0)                                             \

@@ -113,6 +113,7 @@ KP_EXPORT int ioctl(int fd, unsigned long req, ...)
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_ioctl, fd))
 		return KP_PASS(int, kp_real.ioctl(fd, req, arg));
+	KP_SITE(c);
 	return (int)finish_int(&c, kp_real.ioctl(fd, req, arg));
 }
 
@@ -133,6 +134,7 @@ KP_EXPORT int prctl(int option, ...)
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_prctl, option))
 		return KP_PASS(int, kp_real.prctl(option, a2, a3, a4, a5));
+	KP_SITE(c);
 	return (int)finish_int(&c, kp_real.prctl(option, a2, a3, a4, a5));
 }
 
@@ -159,6 +161,7 @@ KP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_mremap, (long)(uintptr_t)old))
 		return KP_PASS(void *, kp_real.mremap(old, old_len, new_len, flags, new_addr));
+	KP_SITE(c);
 	void *r = kp_real.mremap(old, old_len, new_len, flags, new_addr);
 	int e = errno;
 	bool failed = r == MAP_FAILED;
@@ -187,6 +190,7 @@ static int clone_trampoline(void *p)
 	struct clone_start *start = p;
 	int (*fn)(void *) = start->fn;
 	void *arg = start->arg;
+	kp_caller_site = 0; /* the parent's, set around its clone call */
 	kp_after_fork_child();
 	/* glibc ends the child with a bare exit syscall: flush before it */
 	int status = fn(arg);
@@ -215,6 +219,7 @@ KP_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	bool counted = kp_call_begin(&c, SYS_clone, flags);
 	if (!counted && !(kp_rw_active && kp_state == KP_ACTIVE))
 		return kp_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
+	KP_SITE(c);
 	bool process = !(flags & CLONE_THREAD) && fn && stack;
 	bool vfork_like = counted && process && (flags & CLONE_VM) && (flags & CLONE_VFORK);
 	struct kp_thread *saved_self = kp_self;
@@ -235,8 +240,12 @@ KP_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 			kp_read_pids(&kp_proc.pid, &kp_proc.ppid);
 		__atomic_store_n(&kp_proc.shared_vm, true, __ATOMIC_RELEASE);
 	}
+	/* rewrite mode: the syscall's site is the caller of clone() */
+	uint64_t saved_site = kp_caller_site;
+	kp_caller_site = c.site;
 	int r = kp_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
 	int e = errno;
+	kp_caller_site = saved_site;
 	if (vfork_like) {
 		kp_self = saved_self;
 		kp_tls_flags &= ~KP_TLS_VFORK_CHILD;
@@ -268,6 +277,7 @@ KP_EXPORT int renameat2(int fromfd, const char *from, int tofd, const char *to,
 	struct kp_call c;
 	if (!kp_call_begin(&c, flags ? SYS_renameat2 : SYS_renameat, fromfd))
 		return KP_PASS(int, kp_real.renameat2(fromfd, from, tofd, to, flags));
+	KP_SITE(c);
 	return (int)finish_int(&c, kp_real.renameat2(fromfd, from, tofd, to, flags));
 }
 
@@ -285,13 +295,13 @@ long kp_syscall_hook(long nr, ...)
 	va_end(ap);
 	switch (nr) {
 	case SYS_close:
-		return close((int)a1);
+		return kp_close_at((int)a1, KP_CALLER());
 	case SYS_close_range:
-		return close_range((unsigned)a1, (unsigned)a2, (int)a3);
+		return kp_close_range_at((unsigned)a1, (unsigned)a2, (int)a3, KP_CALLER());
 	case SYS_dup2:
-		return dup2((int)a1, (int)a2);
+		return kp_dup2_at((int)a1, (int)a2, KP_CALLER());
 	case SYS_dup3:
-		return dup3((int)a1, (int)a2, (int)a3);
+		return kp_dup3_at((int)a1, (int)a2, (int)a3, KP_CALLER());
 	case SYS_execve:
 		return execve((const char *)a1, (char *const *)a2, (char *const *)a3);
 	case SYS_exit_group:

@@ -356,7 +356,8 @@ static inline void kp_call_stamp(struct kp_call *c)
 }
 
 /* In the exported hook itself (not in a helper): who called the libc function. */
-#define KP_SITE(c) ((c).site = (uint64_t)(uintptr_t)__builtin_return_address(0))
+#define KP_CALLER() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+#define KP_SITE(c) ((c).site = KP_CALLER())
 
 /* Hot path: a linear look-up in a table of KP_SITES, no allocation. */
 static inline void kp_site_add(struct kp_slot *s, uint64_t pc, uint64_t ns)
@@ -437,13 +438,17 @@ static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0)
 	return true;
 }
 
-/* In an exported hook, for a pass-through: `return KP_PASS(rtype, call);` */
-#define KP_PASS(rtype, call)                                                   \
+/*
+ * In an exported hook, for a pass-through: `return KP_PASS(rtype, call);`.
+ * KP_PASS_AT gives the site: a hook handed a call by another (syscall()
+ * hands SYS_close to close) passes that one's caller on.
+ */
+#define KP_PASS_AT(rtype, call, site)                                          \
 	({                                                                     \
 		rtype kp_pr_;                                                  \
 		if (kp_rw_active) {                                            \
 			uint64_t kp_ps_ = kp_caller_site;                      \
-			kp_caller_site = (uint64_t)(uintptr_t)__builtin_return_address(0); \
+			kp_caller_site = (site);                               \
 			kp_pr_ = call;                                         \
 			kp_caller_site = kp_ps_;                               \
 		} else {                                                       \
@@ -451,6 +456,13 @@ static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0)
 		}                                                              \
 		kp_pr_;                                                        \
 	})
+#define KP_PASS(rtype, call) KP_PASS_AT(rtype, call, KP_CALLER())
+
+/* The hand-written hooks that syscall() hands its calls to, with its caller. */
+int kp_close_at(int fd, uint64_t site);
+int kp_close_range_at(unsigned first, unsigned last, int flags, uint64_t site);
+int kp_dup2_at(int oldfd, int newfd, uint64_t site);
+int kp_dup3_at(int oldfd, int newfd, int flags, uint64_t site);
 
 /* Counted, not timed: the clock changed under the call (clock.c). */
 void kp_call_end_untimed(struct kp_call *c, bool failed, int err);

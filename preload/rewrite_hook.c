@@ -112,6 +112,14 @@ static void not_counted(unsigned nr)
 		__atomic_fetch_add(&kp_own_calls[nr], 1, __ATOMIC_RELAXED);
 }
 
+/* The site of a call: the caller of the hooked libc function it came
+ * through (kp_caller_site), else the rewritten instruction's caller. */
+static inline __attribute__((always_inline)) uint64_t site_of(const struct kp_rw_frame *f)
+{
+	uint64_t site = kp_caller_site;
+	return site ? site : f->ret_addr;
+}
+
 static inline __attribute__((always_inline)) long timed(struct kp_rw_frame *f, unsigned nr)
 {
 	struct kp_call c;
@@ -119,8 +127,7 @@ static inline __attribute__((always_inline)) long timed(struct kp_rw_frame *f, u
 		not_counted(nr);
 		return sys_of(f);
 	}
-	uint64_t site = kp_caller_site;
-	c.site = site ? site : f->ret_addr;
+	c.site = site_of(f);
 	long r = sys_of(f);
 	end(&c, r);
 	note_kinds(f, r);
@@ -140,6 +147,7 @@ static int fork_like(struct kp_rw_frame *f)
 {
 	struct kp_call c;
 	bool counted = begin(&c, (unsigned)f->nr, (long)f->args[0]);
+	c.site = site_of(f);
 	bool traced = tracing();
 	if (traced)
 		kp_fork_reset_done = false;
@@ -190,6 +198,7 @@ static int vfork_like(struct kp_rw_frame *f)
 	struct vfork_slot *s = &vfork_stack[d];
 	s->ret = f->ret_addr;
 	s->counted = begin(&s->call, (unsigned)f->nr, (long)f->args[0]);
+	s->call.site = site_of(f);
 	s->traced = tracing();
 	s->saved_self = kp_self;
 	s->was_child = kp_tls_flags & KP_TLS_VFORK_CHILD;
@@ -233,6 +242,7 @@ static int clone_stack(struct kp_rw_frame *f, uint64_t flags, uint64_t top,
 	uint64_t state = 0;
 	if (begin((struct kp_call *)(void *)f->call, (unsigned)f->nr, (long)flags))
 		state |= CF_COUNTED;
+	((struct kp_call *)(void *)f->call)->site = site_of(f);
 	if (tracing())
 		state |= CF_TRACED;
 	if ((state & CF_TRACED) && (flags & CLONE_VM) && !(flags & CLONE_THREAD) && !vfork) {
@@ -453,8 +463,7 @@ KP_RW_HOT __attribute__((aligned(4096), flatten)) int kp_rw_hook(struct kp_rw_fr
 		f->counted = 0;
 		return KP_RW_SYSCALL;
 	}
-	uint64_t site = kp_caller_site;
-	c->site = site ? site : f->ret_addr;
+	c->site = site_of(f);
 	f->counted = 1;
 	return KP_RW_SYSCALL;
 }

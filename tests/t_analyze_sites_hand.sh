@@ -1,0 +1,36 @@
+#!/bin/bash
+# kanalyze --sites names the caller for the syscalls of the shim's
+# hand-written hooks too (close, dup2, close_range, closefrom, fork,
+# posix_spawn, ioctl, prctl, mremap, renameat2, fclose, closedir, and
+# syscall(2), which hands SYS_close on to the close hook), in both hook
+# modes: every call sites_hand makes from hand_calls() or raw_calls() is
+# counted at that function, none under the shim's own code or "unknown".
+source "$KPROF_ROOT/tests/lib.sh"
+n=20
+mkdir work
+for mode in symbols rewrite; do
+	rm -rf "t$mode"
+	KPROF_HOOK=$mode LD_PRELOAD=$SHIM KPROF_OUT=$PWD/t$mode \
+		"$BUILD/tests/sites_hand" $n "$PWD/work" > out 2> err ||
+		fail "$mode: sites_hand failed: $(cat err)"
+	pid=$(ls "t$mode" | sed -n 's/^sites_hand\.\([0-9]*\)\..*/\1/p' | head -1)
+	[ -n "$pid" ] || fail "$mode: no stream of sites_hand: $(ls "t$mode")"
+	"$KANALYZE" --sites --top=0 --format=json --pid="$pid" "t$mode" > "$mode.json"
+	at() { # at FUNCTION SYSCALL: calls of SYSCALL counted at FUNCTION
+		jq --arg f "$1 (sites_hand)" --arg n "$2" \
+			'[.syscalls[] | select(.name == $n) | .sites[] | select(.site == $f) | .count] | add // 0' \
+			"$mode.json"
+	}
+	# symbol mode sees the hooked calls; rewrite mode also the close
+	# inside fclose and closedir, made for the program's call of them
+	closes=$n; [ "$mode" = rewrite ] && closes=$((3 * n))
+	for pair in openat:$n fcntl:$n ioctl:$n dup2:$n dup3:$n close_range:$((2 * n)) \
+		close:$closes renameat:$n prctl:$n mremap:$n clone:$n clone3:$n wait4:$((2 * n)); do
+		expect_eq "$mode: ${pair%%:*} at hand_calls" "${pair#*:}" "$(at hand_calls "${pair%%:*}")"
+	done
+	expect_eq "$mode: getppid at raw_calls" $((2 * n)) "$(at raw_calls getppid)"
+	expect_eq "$mode: syscall(SYS_close) at raw_calls" $n "$(at raw_calls close)"
+	shim=$(jq '[.syscalls[].sites[] | select(.site | test("libkprof"))] | length' "$mode.json")
+	expect_eq "$mode: sites inside the shim" 0 "$shim"
+	echo "ok: $mode"
+done
