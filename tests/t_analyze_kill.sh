@@ -34,3 +34,44 @@ total=$(awk '/^getppid /{print $3}' final.txt)
 echo "ok: getppid total $total (3000 + the victim's)"
 grep -q 'Open at exit: .*(2 of 3 streams exited)' final.txt || fail "exit records: $(grep 'Open at exit' final.txt)"
 echo "ok: the killed producer has no exit record, the others do"
+
+# A producer killed in the middle of a record loses only that record: a
+# real trace with periodic aggregates is sent up to the middle of one of
+# its records, then the sender is killed. The listener reports the cut by
+# connection and offset, keeps every record before it (the profile of the
+# file cut at the last whole record) and the other producer's counts exact.
+KPROF_INTERVAL_MS=2 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/whole "$BUILD/tests/getppid_loop" 100000 > /dev/null
+src=$(ls whole/*.msgpack)
+"$BUILD/tests/format_plain" --offsets "$src" > ends
+records=$(wc -l < ends)
+[ "$records" -ge 6 ] || fail "only $records records in the trace; need periodic aggregates"
+mid=$((records / 2))
+last_whole=$(sed -n "${mid}p" ends)
+next_end=$(sed -n "$((mid + 1))p" ends)
+cut=$(( (last_whole + next_end) / 2 ))
+head -c "$last_whole" "$src" > expected.msgpack
+"$KANALYZE" --format=json --listen=unix:$PWD/cut.sock --linger=600000 --refresh=0 \
+	> cut.json 2> cut.err &
+listener=$!
+for _ in $(seq 50); do [ -S cut.sock ] && break; sleep 0.1; done
+[ -S cut.sock ] || fail "listener did not create cut.sock"
+head -c "$cut" "$src" > part
+node -e 'const s = require("net").connect(process.argv[1]);
+	s.write(require("fs").readFileSync(process.argv[2]),
+		() => process.kill(process.pid, "SIGKILL"));' "$PWD/cut.sock" part &
+sender=$!
+LD_PRELOAD=$SHIM KPROF_OUT=unix:$PWD/cut.sock "$BUILD/tests/getppid_loop" 3000 > /dev/null
+rc=0; wait $sender || rc=$?
+expect_eq "sender killed" 137 "$rc"
+sleep 0.3
+kill -INT $listener
+rc=0; wait $listener || rc=$?
+expect_eq "listener exit (a damaged connection)" 2 "$rc"
+grep -Eq "^kanalyze: connection [0-9]+ \(pid [0-9]+\): truncated record at byte $last_whole\$" cut.err ||
+	fail "no truncation report at byte $last_whole: $(cat cut.err)"
+of() { jq -c --arg p "$1" '[.processes[] | select(.stream == $p) | .syscalls[] | {name, count, errors}] | sort_by(.name)' cut.json; }
+expected_stream=$(jq -r '.processes[0].stream' <<<"$(profile_json expected.msgpack)")
+expected=$(jq -c '[.processes[0].syscalls[] | {name, count, errors}] | sort_by(.name)' <<<"$(profile_json expected.msgpack)")
+expect_eq "the cut producer: every record before the cut" "$expected" "$(of "$expected_stream")"
+complete=$(jq '[.processes[] | select(.stream != "'"$expected_stream"'") | .syscalls[] | select(.name == "getppid") | .count] | add' cut.json)
+expect_eq "the other producer's getppid" 3000 "$complete"
