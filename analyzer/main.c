@@ -92,9 +92,9 @@ static const char usage_text[] =
 "      --timeline=FILE   write the event records as Chrome trace JSON\n"
 "                        (Perfetto, chrome://tracing); needs KPROF_EVENTS=1\n"
 "                        or kbpf-trace --events\n"
-"      --sites           top call sites per syscall (--top per syscall); with\n"
-"                        kbpf-trace --stacks, each stack's innermost frame\n"
-"                        outside libc and ld.so\n"
+"      --sites           top call sites per syscall (--top of them, default 5,\n"
+"                        0 = all); with kbpf-trace --stacks, each stack's\n"
+"                        innermost frame outside libc and ld.so\n"
 "      --folded          folded stacks for flamegraph.pl (lib`function;...;\n"
 "                        syscall count): the shim's site, or kbpf-trace's\n"
 "                        whole stacks, root first\n"
@@ -454,6 +454,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			if (parse_u64("--top", optarg, &u))
 				return EXIT_USAGE;
 			cli->opts.top = u > SIZE_MAX ? SIZE_MAX : (size_t)u;
+			cli->opts.top_given = true;
 			break;
 		case 'E':
 			cli->opts.errors = true;

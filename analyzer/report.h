@@ -21,6 +21,7 @@ struct kp_report_opts {
 	enum kp_by by;
 	enum kp_sort sort;
 	size_t top; /* rows per table, 0 = all */
+	bool top_given; /* --top on the command line (--sites has its own default) */
 	bool errors;
 	bool percentiles;
 };

@@ -170,10 +170,12 @@ int kp_report_sites(FILE *out, const struct kp_model *m,
 		free(rows);
 		return err;
 	}
-	size_t per = o->top ? o->top : DEFAULT_SITES_PER_SYSCALL;
+	size_t per = !o->top_given ? DEFAULT_SITES_PER_SYSCALL : o->top ? o->top : SIZE_MAX;
 	bool json = o->format == KP_FORMAT_JSON;
 	if (json)
 		fprintf(out, "{\"syscalls\":[");
+	else if (per == SIZE_MAX)
+		fprintf(out, "=== Call Sites (all per syscall, by time) ===\n");
 	else
 		fprintf(out, "=== Call Sites (top %zu per syscall, by time) ===\n", per);
 	bool any = false, first = true;

@@ -4,7 +4,8 @@
  * prctl, mremap, renameat2, fork, posix_spawn, syscall()) N times from one
  * function, hand_calls(), so that kanalyze --sites must name it for each
  * of their syscalls. syscall(2) is called from raw_calls() for getppid and
- * for close (which the shim's syscall() hands on to its close hook).
+ * for close (which the shim's syscall() hands on to its close hook), and
+ * getpid from hot_calls() after eleven other sites.
  * sites_hand N DIR prints "ok" when every call did what it should.
  */
 #include <dirent.h>
@@ -79,6 +80,24 @@ __attribute__((noinline)) int raw_calls(const char *dir, long n)
 	return bad;
 }
 
+/* Eleven sites of getpid called once each (a process's start-up does
+ * that), then the hot one: it must still be a site of its own. */
+#define ONCE(k)                                                                \
+	__attribute__((noinline)) static int once_##k(void)                   \
+	{                                                                      \
+		return getpid() > k ? 0 : 1; /* k: no two alike to merge */ \
+	}
+ONCE(0) ONCE(1) ONCE(2) ONCE(3) ONCE(4) ONCE(5) ONCE(6) ONCE(7) ONCE(8) ONCE(9) ONCE(10)
+
+__attribute__((noinline)) int hot_calls(long n)
+{
+	int bad = once_0() + once_1() + once_2() + once_3() + once_4() + once_5() +
+		  once_6() + once_7() + once_8() + once_9() + once_10();
+	for (long i = 0; i < n; i++)
+		bad += check(getpid() > 0, "getpid");
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -86,7 +105,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	long n = strtol(argv[1], NULL, 10);
-	int bad = hand_calls(argv[2], n) + raw_calls(argv[2], n);
+	int bad = hand_calls(argv[2], n) + raw_calls(argv[2], n) + hot_calls(n);
 	if (bad)
 		return 1;
 	puts("ok");

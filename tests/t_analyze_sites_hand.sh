@@ -4,7 +4,9 @@
 # posix_spawn, ioctl, prctl, mremap, renameat2, fclose, closedir, and
 # syscall(2), which hands SYS_close on to the close hook), in both hook
 # modes: every call sites_hand makes from hand_calls() or raw_calls() is
-# counted at that function, none under the shim's own code or "unknown".
+# counted at that function, none under the shim's own code or "unknown";
+# a hot site that comes after eleven others is still named. --top=0 lists
+# every site, the default five.
 source "$KPROF_ROOT/tests/lib.sh"
 n=20
 mkdir work
@@ -30,7 +32,17 @@ for mode in symbols rewrite; do
 	done
 	expect_eq "$mode: getppid at raw_calls" $((2 * n)) "$(at raw_calls getppid)"
 	expect_eq "$mode: syscall(SYS_close) at raw_calls" $n "$(at raw_calls close)"
+	expect_eq "$mode: getpid at hot_calls (its 12th site)" $n "$(at hot_calls getpid)"
 	shim=$(jq '[.syscalls[].sites[] | select(.site | test("libkprof"))] | length' "$mode.json")
 	expect_eq "$mode: sites inside the shim" 0 "$shim"
 	echo "ok: $mode"
 done
+
+"$KANALYZE" --sites --top=0 --pid="$pid" trewrite > all.txt
+"$KANALYZE" --sites --pid="$pid" trewrite > default.txt
+getpid_sites=$(jq '.syscalls[] | select(.name == "getpid") | .sites | length' rewrite.json)
+[ "$getpid_sites" -ge 12 ] || fail "only $getpid_sites getpid sites in rewrite.json"
+listed() { awk '/^getpid /{on = 1; next} /^[a-z_0-9]+ \(/{on = 0} on && / calls /' "$1" | wc -l; }
+expect_eq "--top=0: every getpid site listed" "$getpid_sites" "$(listed all.txt)"
+expect_eq "default: 5 getpid sites listed" 5 "$(listed default.txt)"
+grep -q "^  ($((getpid_sites - 5)) more sites)" default.txt || fail "no '(N more sites)' line"
