@@ -15,6 +15,7 @@
 #include "coverage.h"
 #include "listen.h"
 #include "model.h"
+#include "symbolize.h"
 #include "views.h"
 #include "record_reader.h"
 #include "report.h"
@@ -98,6 +99,9 @@ static const char usage_text[] =
 "      --folded          folded stacks for flamegraph.pl (lib`function;...;\n"
 "                        syscall count): the shim's site, or kbpf-trace's\n"
 "                        whole stacks, root first\n"
+"      --debug-dir=DIR   with --sites, --folded, --html: look for separate\n"
+"                        debug files under DIR/.build-id/ (repeatable, in\n"
+"                        order; default /usr/lib/debug)\n"
 "      --interval=MS     time series: per-interval deltas of the periodic\n"
 "                        aggregates\n"
 "      --blocking        EAGAIN retries per logical operation (a run of EAGAIN\n"
@@ -326,7 +330,7 @@ enum {
 	OPT_LISTEN = 1000, OPT_SAVE, OPT_REFRESH, OPT_LINGER, OPT_DIFF,
 	OPT_TIMELINE, OPT_SITES, OPT_FOLDED, OPT_INTERVAL, OPT_HTML, OPT_STRICT,
 	OPT_ASSERT, OPT_PID, OPT_MIN_DURATION, OPT_FAILED, OPT_SUCCEEDED,
-	OPT_BLOCKING, OPT_AFTER_START,
+	OPT_BLOCKING, OPT_AFTER_START, OPT_DEBUG_DIR,
 };
 
 struct cli {
@@ -336,6 +340,8 @@ struct cli {
 	uint64_t refresh_ms, linger_ms, interval_ms;
 	const char *asserts[MAX_ASSERTS];
 	size_t n_asserts;
+	const char *debug_dirs[KP_DEBUG_DIRS_MAX];
+	size_t n_debug_dirs;
 	struct kp_filter filter;
 };
 
@@ -409,6 +415,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 		{ "succeeded", no_argument, NULL, OPT_SUCCEEDED },
 		{ "blocking", no_argument, NULL, OPT_BLOCKING },
 		{ "after-start", no_argument, NULL, OPT_AFTER_START },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -503,6 +510,14 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 				return EXIT_USAGE;
 			}
 			cli->asserts[cli->n_asserts++] = optarg;
+			break;
+		case OPT_DEBUG_DIR:
+			if (cli->n_debug_dirs == KP_DEBUG_DIRS_MAX) {
+				usage_error("at most %s --debug-dir options", "8");
+				return EXIT_USAGE;
+			}
+			cli->debug_dirs[cli->n_debug_dirs++] = optarg;
+			kp_symbolize_debug_dirs(cli->debug_dirs, cli->n_debug_dirs);
 			break;
 		case OPT_PID:
 			if (kp_filter_parse_pids(&cli->filter, optarg))

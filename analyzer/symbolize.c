@@ -34,6 +34,16 @@ struct kp_symbolizer {
 	size_t n_files;
 };
 
+static const char *debug_dirs[KP_DEBUG_DIRS_MAX] = { "/usr/lib/debug" };
+static size_t n_debug_dirs = 1;
+
+void kp_symbolize_debug_dirs(const char *const *dirs, size_t n)
+{
+	n_debug_dirs = n < KP_DEBUG_DIRS_MAX ? n : KP_DEBUG_DIRS_MAX;
+	for (size_t i = 0; i < n_debug_dirs; i++)
+		debug_dirs[i] = dirs[i];
+}
+
 int kp_symbolizer_new(struct kp_symbolizer **out)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
@@ -168,9 +178,9 @@ static void load(struct elf_file *f)
 			elf = NULL;
 		}
 	}
-	if (strlen(f->build_id) > 2) {
-		char path[512];
-		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+	for (size_t i = 0; !debug && i < n_debug_dirs && strlen(f->build_id) > 2; i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", debug_dirs[i],
 			 f->build_id, f->build_id + 2);
 		debug = open_elf(path, &dfd);
 	}

@@ -3,8 +3,9 @@
  * the mapping of the stream's last `maps` record gives file and offset,
  * the file's PT_LOAD headers turn the offset into a link-time address,
  * and the symbol tables name it: a separate debug file found by build-id
- * under /usr/lib/debug/.build-id when present, else .symtab, else .dynsym
- * (all a stripped binary has). Files are loaded once and cached.
+ * under /usr/lib/debug/.build-id (or the directories given to
+ * kp_symbolize_debug_dirs) when present, else .symtab, else .dynsym (all a
+ * stripped binary has). Files are loaded once and cached.
  */
 #ifndef KANALYZE_SYMBOLIZE_H
 #define KANALYZE_SYMBOLIZE_H
@@ -16,6 +17,10 @@
 
 struct kp_symbolizer;
 
+/* Where separate debug files are looked up (DIR/.build-id/xx/rest.debug),
+ * in order, instead of /usr/lib/debug; the strings must outlive the use. */
+#define KP_DEBUG_DIRS_MAX 8
+void kp_symbolize_debug_dirs(const char *const *dirs, size_t n);
 int kp_symbolizer_new(struct kp_symbolizer **out);
 void kp_symbolizer_free(struct kp_symbolizer *sym);
 /*

@@ -27,4 +27,13 @@ cp "$prog" stripped && strip stripped
 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/strace ./stripped 10 > /dev/null
 "$KANALYZE" --sites strace > stripped.txt
 grep -A1 '^read (0)' stripped.txt | grep -q 'stripped+0x' || fail "stripped site: $(cat stripped.txt)"
+# Its debug file, split off by build-id the way Debian's -dbgsym packages
+# install it, names them again (looked up under --debug-dir).
+id=$(readelf -n "$prog" | sed -n 's/^ *Build ID: *//p')
+[ ${#id} -gt 2 ] || fail "no build-id in $prog"
+mkdir -p "dbg/.build-id/${id:0:2}"
+objcopy --only-keep-debug "$prog" "dbg/.build-id/${id:0:2}/${id:2}.debug"
+"$KANALYZE" --sites --debug-dir=$PWD/nothing --debug-dir=$PWD/dbg strace > debug.txt
+grep -A1 '^read (0): 10 calls' debug.txt | grep -q '^ *10 calls .* reader_function (stripped)$' ||
+	fail "debug file not used: $(cat debug.txt)"
 echo "ok: sites resolved"
