@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hello_args.h"
+
 static const char *hello_path;
 static int devnull = -1;
 
@@ -146,22 +148,10 @@ static double mean_ms(int64_t (*once)(void), int iterations)
 
 int main(int argc, char **argv)
 {
-	int iterations = 20;
+	int iterations;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (int i = 1; i < argc; i++) {
-		if (strncmp(argv[i], "--hello=", 8) == 0)
-			hello_path = argv[i] + 8;
-		else if (strncmp(argv[i], "--iterations=", 13) == 0)
-			iterations = atoi(argv[i] + 13);
-		else {
-			fprintf(stderr, "process_lifecycle: unknown argument %s\n", argv[i]);
-			return 1;
-		}
-	}
-	if (!hello_path || iterations < 1) {
-		fprintf(stderr, "usage: process_lifecycle --hello=PATH [--iterations=N]\n");
+	if (hello_args(argc, argv, "process_lifecycle", &hello_path, &iterations))
 		return 1;
-	}
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (devnull < 0) {
 		perror("process_lifecycle: /dev/null");

@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hello_args.h"
+
 #define LARGE_WIRE_BYTES 84386
 #define LARGE_ARGS 48
 #define LARGE_ARG_BYTES 600	/* each, with its NUL */
@@ -134,22 +136,10 @@ static int build_large(char **argv, char **envp)
 
 int main(int argc, char **argv)
 {
-	int iterations = 20;
+	int iterations;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (int i = 1; i < argc; i++) {
-		if (strncmp(argv[i], "--hello=", 8) == 0)
-			hello_path = argv[i] + 8;
-		else if (strncmp(argv[i], "--iterations=", 13) == 0)
-			iterations = atoi(argv[i] + 13);
-		else {
-			fprintf(stderr, "spawn_scratch: unknown argument %s\n", argv[i]);
-			return 1;
-		}
-	}
-	if (!hello_path || iterations < 1) {
-		fprintf(stderr, "usage: spawn_scratch --hello=PATH [--iterations=N]\n");
+	if (hello_args(argc, argv, "spawn_scratch", &hello_path, &iterations))
 		return 1;
-	}
 	if (posix_spawn_file_actions_init(&quiet_stdout) ||
 	    posix_spawn_file_actions_addopen(&quiet_stdout, STDOUT_FILENO, "/dev/null",
 					     O_WRONLY, 0)) {

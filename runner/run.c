@@ -268,6 +268,16 @@ int suite_run(struct suite_ctx *ctx, const char *const argv[])
 	return reader.err;
 }
 
+int suite_run_hello(struct suite_ctx *ctx, const char *program)
+{
+	char hello[4200], iterations[64];
+	snprintf(hello, sizeof(hello), "--hello=%s", suite_artifact_path(ctx, "hello"));
+	snprintf(iterations, sizeof(iterations), "--iterations=%s",
+		 suite_option(ctx, "iterations"));
+	const char *argv[] = { suite_artifact_path(ctx, program), hello, iterations, NULL };
+	return suite_run(ctx, argv);
+}
+
 /* --- preparing --- */
 
 struct text_buffer {

@@ -78,6 +78,12 @@ struct suite {
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* A suite's three tables with their lengths, in a struct suite initializer. */
+#define SUITE_TABLES(metrics_, artifacts_, options_)                           \
+	.metrics = (metrics_), .n_metrics = ARRAY_SIZE(metrics_),             \
+	.artifacts = (artifacts_), .n_artifacts = ARRAY_SIZE(artifacts_),     \
+	.options = (options_), .n_options = ARRAY_SIZE(options_)
+
 /* Registers a suite at program start (before main). */
 #define SUITE_REGISTER(s)						\
 	__attribute__((constructor)) static void register_##s(void)	\
@@ -104,6 +110,9 @@ const char *suite_scratch_dir(struct suite_ctx *ctx);
  * key=value lines it prints become this round's metrics. 0, or -errno
  * (-ECHILD: the program failed or printed a metric twice). */
 int suite_run(struct suite_ctx *ctx, const char *const argv[]);
+/* suite_run of the artifact PROGRAM with --hello=<the hello artifact> and
+ * --iterations=<the iterations option> (programs/hello_args.h). */
+int suite_run_hello(struct suite_ctx *ctx, const char *program);
 /* Records a metric measured by the suite itself. 0 or -errno. */
 int suite_metric(struct suite_ctx *ctx, const char *name, double value);
 /* Adds "key": "value" to the suite's notes in the result (a tool version,

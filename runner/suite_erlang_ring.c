@@ -80,12 +80,7 @@ static int round_erlang_ring(struct suite_ctx *ctx)
 static const struct suite erlang_ring = {
 	.name = "erlang-ring",
 	.description = "Erlang/OTP: a token around a ring of 1000 processes, 100 laps",
-	.metrics = metrics,
-	.n_metrics = ARRAY_SIZE(metrics),
-	.artifacts = artifacts,
-	.n_artifacts = ARRAY_SIZE(artifacts),
-	.options = options,
-	.n_options = ARRAY_SIZE(options),
+	SUITE_TABLES(metrics, artifacts, options),
 	.setup = setup_erlang_ring,
 	.round = round_erlang_ring,
 };

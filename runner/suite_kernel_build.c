@@ -486,12 +486,7 @@ static void teardown_kernel_build(struct suite_ctx *ctx)
 static const struct suite kernel_build = {
 	.name = "kernel-build",
 	.description = "Linux kernel build through a compiler cache: cold vs warm, hit rate",
-	.metrics = metrics,
-	.n_metrics = ARRAY_SIZE(metrics),
-	.artifacts = artifacts,
-	.n_artifacts = ARRAY_SIZE(artifacts),
-	.options = options,
-	.n_options = ARRAY_SIZE(options),
+	SUITE_TABLES(metrics, artifacts, options),
 	.setup = setup_kernel_build,
 	.round = round_kernel_build,
 	.teardown = teardown_kernel_build,

@@ -933,12 +933,7 @@ static const struct suite overhead = {
 	.name = "overhead",
 	.description = "ns added per syscall by libkprof.so, kbpf-trace, strace, perf trace, "
 		       "bpftrace; shim memory; kanalyze speed (root)",
-	.metrics = metrics,
-	.n_metrics = ARRAY_SIZE(metrics),
-	.artifacts = artifacts,
-	.n_artifacts = ARRAY_SIZE(artifacts),
-	.options = options,
-	.n_options = ARRAY_SIZE(options),
+	SUITE_TABLES(metrics, artifacts, options),
 	.setup = setup_overhead,
 	.round = round_overhead,
 	.teardown = teardown_overhead,

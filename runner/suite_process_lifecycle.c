@@ -24,23 +24,13 @@ static const struct suite_option options[] = {
 
 static int round_process_lifecycle(struct suite_ctx *ctx)
 {
-	char hello[4200], iterations[64];
-	snprintf(hello, sizeof(hello), "--hello=%s", suite_artifact_path(ctx, "hello"));
-	snprintf(iterations, sizeof(iterations), "--iterations=%s", suite_option(ctx, "iterations"));
-	const char *argv[] = { suite_artifact_path(ctx, "process_lifecycle"), hello, iterations,
-			       NULL };
-	return suite_run(ctx, argv);
+	return suite_run_hello(ctx, "process_lifecycle");
 }
 
 static const struct suite process_lifecycle = {
 	.name = "process-lifecycle",
 	.description = "process start (fork+exec), fork, exec, thread create+join",
-	.metrics = metrics,
-	.n_metrics = ARRAY_SIZE(metrics),
-	.artifacts = artifacts,
-	.n_artifacts = ARRAY_SIZE(artifacts),
-	.options = options,
-	.n_options = ARRAY_SIZE(options),
+	SUITE_TABLES(metrics, artifacts, options),
 	.round = round_process_lifecycle,
 };
 

@@ -30,22 +30,13 @@ static const struct suite_option options[] = {
 
 static int round_spawn_scratch(struct suite_ctx *ctx)
 {
-	char hello[4200], iterations[64];
-	snprintf(hello, sizeof(hello), "--hello=%s", suite_artifact_path(ctx, "hello"));
-	snprintf(iterations, sizeof(iterations), "--iterations=%s", suite_option(ctx, "iterations"));
-	const char *argv[] = { suite_artifact_path(ctx, "spawn_scratch"), hello, iterations, NULL };
-	return suite_run(ctx, argv);
+	return suite_run_hello(ctx, "spawn_scratch");
 }
 
 static const struct suite spawn_scratch = {
 	.name = "spawn-scratch",
 	.description = "posix_spawn small and with an 84,386-byte argv+envp; spawner peak RSS",
-	.metrics = metrics,
-	.n_metrics = ARRAY_SIZE(metrics),
-	.artifacts = artifacts,
-	.n_artifacts = ARRAY_SIZE(artifacts),
-	.options = options,
-	.n_options = ARRAY_SIZE(options),
+	SUITE_TABLES(metrics, artifacts, options),
 	.round = round_spawn_scratch,
 };
 

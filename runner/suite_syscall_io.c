@@ -51,12 +51,7 @@ static int round_syscall_io(struct suite_ctx *ctx)
 static const struct suite syscall_io = {
 	.name = "syscall-io",
 	.description = "pipe and file throughput, getpid latency, OFD record locks",
-	.metrics = metrics,
-	.n_metrics = ARRAY_SIZE(metrics),
-	.artifacts = artifacts,
-	.n_artifacts = ARRAY_SIZE(artifacts),
-	.options = options,
-	.n_options = ARRAY_SIZE(options),
+	SUITE_TABLES(metrics, artifacts, options),
 	.round = round_syscall_io,
 };
 

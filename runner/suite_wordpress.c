@@ -503,12 +503,7 @@ static void teardown_wordpress(struct suite_ctx *ctx)
 static const struct suite wordpress = {
 	.name = "wordpress",
 	.description = "WordPress on php -S with a private mariadbd: first HTTP response, CLI wp-load",
-	.metrics = metrics,
-	.n_metrics = ARRAY_SIZE(metrics),
-	.artifacts = artifacts,
-	.n_artifacts = ARRAY_SIZE(artifacts),
-	.options = options,
-	.n_options = ARRAY_SIZE(options),
+	SUITE_TABLES(metrics, artifacts, options),
 	.setup = setup_wordpress,
 	.round = round_wordpress,
 	.teardown = teardown_wordpress,
