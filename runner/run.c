@@ -280,14 +280,9 @@ int suite_run_hello(struct suite_ctx *ctx, const char *program)
 
 /* --- preparing --- */
 
-struct text_buffer {
-	char *data;
-	size_t len, cap;
-};
-
-static int append_line(void *arg, const char *line)
+int suite_text_line(void *text, const char *line)
 {
-	struct text_buffer *buf = arg;
+	struct suite_text *buf = text;
 	size_t n = strlen(line);
 	if (buf->len + n + 2 > buf->cap) {
 		size_t cap = (buf->cap ? buf->cap * 2 : 4096) + n;
@@ -308,9 +303,9 @@ static int append_line(void *arg, const char *line)
 static char *tool_version(const char *path)
 {
 	const char *argv[] = { path, "--version", NULL };
-	struct text_buffer out = { 0 };
+	struct suite_text out = { 0 };
 	struct exec_spec spec = { .argv = argv, .timeout_ms = VERSION_TIMEOUT_MS,
-				  .quiet_stderr = true, .on_line = append_line, .arg = &out };
+				  .quiet_stderr = true, .on_line = suite_text_line, .arg = &out };
 	int status;
 	bool timed_out;
 	char *version = NULL;
@@ -513,9 +508,9 @@ static json_t *profile_summary(struct suite_ctx *ctx)
 	snprintf(top, sizeof(top), "--top=%d", PROFILE_TOP);
 	const char *argv[] = { run->loc->kanalyze, "--format=json", top, ctx->round_trace_dir,
 			       NULL };
-	struct text_buffer out = { 0 };
+	struct suite_text out = { 0 };
 	struct exec_spec spec = { .argv = argv, .timeout_ms = KANALYZE_TIMEOUT_MS,
-				  .quiet_stderr = true, .on_line = append_line, .arg = &out };
+				  .quiet_stderr = true, .on_line = suite_text_line, .arg = &out };
 	int status;
 	bool timed_out;
 	json_t *summary = json_object();

@@ -113,6 +113,13 @@ int suite_run(struct suite_ctx *ctx, const char *const argv[]);
 /* suite_run of the artifact PROGRAM with --hello=<the hello artifact> and
  * --iterations=<the iterations option> (programs/hello_args.h). */
 int suite_run_hello(struct suite_ctx *ctx, const char *program);
+/* A command's output collected line by line: pass suite_text_line as
+ * the line callback and a zeroed struct suite_text; free(data) after. */
+struct suite_text {
+	char *data;
+	size_t len, cap;
+};
+int suite_text_line(void *text, const char *line);
 /* Records a metric measured by the suite itself. 0 or -errno. */
 int suite_metric(struct suite_ctx *ctx, const char *name, double value);
 /* Adds "key": "value" to the suite's notes in the result (a tool version,

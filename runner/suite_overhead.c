@@ -676,37 +676,13 @@ static double dir_bytes(const char *dir)
 	return total;
 }
 
-struct text {
-	char *data;
-	size_t len, cap;
-};
-
-static int text_line(void *arg, const char *line)
-{
-	struct text *t = arg;
-	size_t n = strlen(line);
-	if (t->len + n + 2 > t->cap) {
-		size_t cap = t->cap * 2 + n + 4096;
-		char *p = realloc(t->data, cap);
-		if (!p)
-			return 1;
-		t->data = p;
-		t->cap = cap;
-	}
-	memcpy(t->data + t->len, line, n);
-	t->len += n;
-	t->data[t->len++] = '\n';
-	t->data[t->len] = '\0';
-	return 0;
-}
-
 /* Runs kanalyze --format=json on the trace: seconds taken, events seen. */
 static int kanalyze_timed(struct suite_ctx *ctx, const char *dir, double *seconds, double *events)
 {
 	const char *argv[] = { ctx->run->loc->kanalyze, "--format=json", dir, NULL };
-	struct text out = { 0 };
+	struct suite_text out = { 0 };
 	double t0 = now_s();
-	int err = run_command(ctx, "kanalyze", argv, NULL, text_line, &out);
+	int err = run_command(ctx, "kanalyze", argv, NULL, suite_text_line, &out);
 	*seconds = now_s() - t0;
 	json_error_t jerr;
 	json_t *profile = err ? NULL : json_loads(out.data ? out.data : "", 0, &jerr);
@@ -749,8 +725,8 @@ static int make_trace(struct suite_ctx *ctx, struct trace_input *t, bool gzip)
 		snprintf(script, sizeof(script), "gzip -dc \"$1\"/* | wc -c");
 		const char *argv[] = { suite_artifact_path(ctx, "sh"), "-c", script, "sh", t->dir,
 				       NULL };
-		struct text out = { 0 };
-		err = run_command(ctx, "measuring the uncompressed trace", argv, NULL, text_line, &out);
+		struct suite_text out = { 0 };
+		err = run_command(ctx, "measuring the uncompressed trace", argv, NULL, suite_text_line, &out);
 		t->data_bytes = err || !out.data ? 0 : strtod(out.data, NULL);
 		free(out.data);
 	}
