@@ -295,33 +295,6 @@ static int pair_status(const struct run *a, const struct run *b)
 			       b->inputs_failed ? EXIT_DAMAGED : 0;
 }
 
-static int coverage_main(const char *path_a, const char *path_b,
-			 const struct kp_report_opts *opts, bool after_start)
-{
-	struct run a = { 0 }, b = { 0 };
-	int status = EXIT_USAGE, err;
-
-	if ((err = read_one(&a, path_a, false)))
-		goto out_a;
-	if ((err = read_one(&b, path_b, after_start)))
-		goto out_b;
-	err = kp_report_coverage(stdout, &a.model, &b.model, path_a, path_b,
-				 opts->format == KP_FORMAT_JSON,
-				 opts->format == KP_FORMAT_MARKDOWN, after_start);
-	if (!err && fflush(stdout))
-		err = -errno;
-	if (err < 0)
-		goto out_b;
-	status = pair_status(&a, &b);
-out_b:
-	kp_model_free(&b.model);
-out_a:
-	kp_model_free(&a.model);
-	if (err < 0 && err != -ENODATA) /* ENODATA: coverage.c said why */
-		fprintf(stderr, "kanalyze: --coverage: %s\n", strerror(-err));
-	return status;
-}
-
 #define EXIT_STRICT 3
 #define EXIT_ASSERT 4
 #define MAX_ASSERTS 32
@@ -671,33 +644,56 @@ static int print_views(struct cli *cli, struct kp_model *m, bool damaged)
 	return damaged ? EXIT_DAMAGED : 0;
 }
 
-static int diff_main(struct cli *cli, const char *path_a, const char *path_b)
+/*
+ * A two-trace command (--coverage, --diff): reads A and B, hands them to
+ * report (0 or -errno; -ENODATA when it said why itself) and gives the
+ * exit status.
+ */
+typedef int pair_report(struct run *a, struct run *b, const char *path_a,
+			const char *path_b, const struct cli *cli);
+
+static int pair_main(const char *name, pair_report *report, bool b_after_start,
+		     const struct cli *cli, const char *path_a, const char *path_b)
 {
 	struct run a = { 0 }, b = { 0 };
 	int status = EXIT_USAGE, err;
-	size_t regressions = 0;
 
 	if ((err = read_one(&a, path_a, false)))
 		goto out_a;
-	if ((err = read_one(&b, path_b, false)))
+	if ((err = read_one(&b, path_b, b_after_start)))
 		goto out_b;
-	if ((err = kp_filter_apply(&a.model, &cli->filter)) ||
-	    (err = kp_filter_apply(&b.model, &cli->filter)))
-		goto out_b;
-	err = kp_report_diff(stdout, &a.model, &b.model, path_a, path_b, &cli->opts,
-			     &regressions);
+	err = report(&a, &b, path_a, path_b, cli);
 	if (!err && fflush(stdout))
 		err = -errno;
-	if (err < 0)
-		goto out_b;
-	status = pair_status(&a, &b);
+	if (err >= 0)
+		status = pair_status(&a, &b);
 out_b:
 	kp_model_free(&b.model);
 out_a:
 	kp_model_free(&a.model);
-	if (err < 0)
-		fprintf(stderr, "kanalyze: --diff: %s\n", strerror(-err));
+	if (err < 0 && err != -ENODATA)
+		fprintf(stderr, "kanalyze: %s: %s\n", name, strerror(-err));
 	return status;
+}
+
+static int coverage_report(struct run *a, struct run *b, const char *path_a,
+			   const char *path_b, const struct cli *cli)
+{
+	return kp_report_coverage(stdout, &a->model, &b->model, path_a, path_b,
+				  cli->opts.format == KP_FORMAT_JSON,
+				  cli->opts.format == KP_FORMAT_MARKDOWN, cli->after_start);
+}
+
+static int diff_report(struct run *a, struct run *b, const char *path_a,
+		       const char *path_b, const struct cli *cli)
+{
+	size_t regressions = 0;
+	int err;
+	if ((err = kp_filter_apply(&a->model, &cli->filter)) ||
+	    (err = kp_filter_apply(&b->model, &cli->filter)))
+		return err;
+	return kp_report_diff(stdout, &a->model, &b->model, path_a, path_b, &cli->opts,
+			      &regressions);
 }
 
 int main(int argc, char **argv)
@@ -742,9 +738,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "kanalyze: %s prints table, json or markdown\n", what);
 			goto out_cli;
 		}
-		status = cli.coverage ? coverage_main(argv[optind], argv[optind + 1], &cli.opts,
-						      cli.after_start) :
-					diff_main(&cli, argv[optind], argv[optind + 1]);
+		status = cli.coverage ? pair_main("--coverage", coverage_report, cli.after_start,
+						  &cli, argv[optind], argv[optind + 1]) :
+					pair_main("--diff", diff_report, false, &cli,
+						  argv[optind], argv[optind + 1]);
 		goto out_cli;
 	}
 
