@@ -763,6 +763,37 @@ static int on_events(struct kp_model *m, const msgpack_object *map,
 	return 0;
 }
 
+static bool maps_overlap(const struct kp_map *a, const struct kp_map *b)
+{
+	return a->start < b->end && b->start < a->end;
+}
+
+/*
+ * A stream's mappings after one more `maps` record, into out (room for
+ * both): the newer list whole, then what of the older overlaps none of it
+ * (a library unloaded since: its call sites are still in the cumulative
+ * aggregates). The strings move into out or are freed; returns the count.
+ */
+static size_t maps_merge(struct kp_map *out, const struct kp_map *newer, size_t n_newer,
+			 struct kp_map *older, size_t n_older)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n_newer; i++)
+		out[total++] = newer[i];
+	for (size_t k = 0; k < n_older; k++) {
+		bool hidden = false;
+		for (size_t i = 0; i < n_newer && !hidden; i++)
+			hidden = maps_overlap(&older[k], &newer[i]);
+		if (!hidden) {
+			out[total++] = older[k];
+			continue;
+		}
+		free(older[k].path);
+		free(older[k].build_id);
+	}
+	return total;
+}
+
 static int on_maps(struct kp_model *m, const msgpack_object *map,
 		   struct bad *bad)
 {
@@ -793,11 +824,13 @@ static int on_maps(struct kp_model *m, const msgpack_object *map,
 	struct kp_stream *s;
 	if ((err = stream_get(m, pid, id, &s)))
 		return err;
-	if (s->maps && time_ns < s->maps_time_ns)
-		return 0; /* the last one wins */
 	struct kp_map *maps = calloc(list->via.array.size + 1, sizeof(*maps));
-	if (!maps)
+	struct kp_map *merged = calloc(list->via.array.size + s->n_maps + 1, sizeof(*merged));
+	if (!maps || !merged) {
+		free(maps);
+		free(merged);
 		return -ENOMEM;
+	}
 	size_t n = 0;
 	for (uint32_t i = 0; i < list->via.array.size; i++, n++) {
 		const msgpack_object *e = &list->via.array.ptr[i];
@@ -812,14 +845,15 @@ static int on_maps(struct kp_model *m, const msgpack_object *map,
 			break;
 		}
 	}
-	for (size_t k = 0; k < s->n_maps; k++) {
-		free(s->maps[k].path);
-		free(s->maps[k].build_id);
+	if (!s->maps || time_ns >= s->maps_time_ns) {
+		s->n_maps = maps_merge(merged, maps, n, s->maps, s->n_maps);
+		s->maps_time_ns = time_ns;
+	} else {
+		s->n_maps = maps_merge(merged, s->maps, s->n_maps, maps, n);
 	}
+	free(maps);
 	free(s->maps);
-	s->maps = maps;
-	s->n_maps = n;
-	s->maps_time_ns = time_ns;
+	s->maps = merged;
 	return err;
 }
 

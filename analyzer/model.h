@@ -49,7 +49,7 @@ struct kp_sc_stats {
 	size_t n_stacks;
 };
 
-/* One entry of a stream's last `maps` record. */
+/* One mapping of a stream (its `maps` records merged: model.c). */
 struct kp_map {
 	uint64_t start, end, offset;
 	char *path, *build_id;

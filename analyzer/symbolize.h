@@ -1,6 +1,6 @@
 /*
  * Address -> "function (library)" for call sites, with elfutils libelf:
- * the mapping of the stream's last `maps` record gives file and offset,
+ * the stream's mappings (its `maps` records merged) give file and offset,
  * the file's PT_LOAD headers turn the offset into a link-time address,
  * and the symbol tables name it: a separate debug file found by build-id
  * under /usr/lib/debug/.build-id (or the directories given to
@@ -29,7 +29,7 @@ void kp_symbolizer_free(struct kp_symbolizer *sym);
  */
 void kp_symbolize(struct kp_symbolizer *sym, const struct kp_stream *s,
 		  uint64_t addr, char *buf, size_t size);
-/* The mapping of s's last `maps` record that holds pc, or NULL. */
+/* The mapping of s that holds pc (newer records first), or NULL. */
 const struct kp_map *kp_map_of(const struct kp_stream *s, uint64_t pc);
 
 #endif

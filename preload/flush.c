@@ -288,7 +288,7 @@ static const char *errno_text(int err)
 
 static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 {
-	bool final = kind != KP_FLUSH_PERIODIC;
+	bool final = kind == KP_FLUSH_EXIT || kind == KP_FLUSH_EXEC;
 	if (!kp_proc.pid)
 		kp_read_pids(&kp_proc.pid, &kp_proc.ppid);
 	if (!batch_buf) {
@@ -320,7 +320,7 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 		kp_rec_drop(w, &d);
 	}
 	write_forks(w);
-	if (!kp_proc.maps_written || final)
+	if (!kp_proc.maps_written || final || kind == KP_FLUSH_MAPS)
 		kp_proc.maps_written = kp_maps_write(w, kp_proc.pid, kp_proc.stream,
 						     &kp_proc.seq) == 0;
 	struct kp_thread *recycle[64];

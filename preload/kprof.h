@@ -619,7 +619,8 @@ extern struct kp_slot kp_global_slots[KP_SYSCALL_MAX];
 
 /* ---- flushing (flush.c) ---- */
 
-enum kp_flush_kind { KP_FLUSH_PERIODIC, KP_FLUSH_EXIT, KP_FLUSH_EXEC };
+/* KP_FLUSH_MAPS: a periodic batch now, with a `maps` record (dlclose). */
+enum kp_flush_kind { KP_FLUSH_PERIODIC, KP_FLUSH_EXIT, KP_FLUSH_EXEC, KP_FLUSH_MAPS };
 void kp_flush(enum kp_flush_kind kind, const char *exec_path);
 void kp_flush_after_fork(void);
 void kp_note_fork(pid_t child, const char *how);

@@ -4,8 +4,9 @@
  * aggregates into function names after the process is gone. Read from
  * /proc/self/maps and the ELF files themselves with raw syscalls (no libc:
  * this runs inside a flush, which may be inside any hook). Written with the
- * first batch of a stream and with every final batch (dlopen'ed libraries
- * appear by then); kanalyze uses the last one.
+ * first batch of a stream, with every final batch (dlopen'ed libraries
+ * appear by then) and before each dlclose (hooks_dlclose.c); kanalyze
+ * lets a later record win where records overlap.
  */
 #include <fcntl.h>
 #include <string.h>

@@ -52,7 +52,8 @@ void kp_resolve_all(void)
 #include "hooks.def"
 #undef KP_HOOK
 #undef KP_HAND
-		dlclose(libc);
+		/* not closed: libc stays loaded anyway, and dlclose here
+		 * would be our own hook (hooks_dlclose.c) during init */
 	}
 	memcpy(&kp_direct, &d, sizeof(d));
 	/* Publish pointer by pointer: other threads may read them any time. */

@@ -18,6 +18,7 @@
  *   straddle N   N calls of a getppid whose `syscall` straddles two pages
  *                of the executable's own text
  *   dlopen LIB N dlopen LIB after start and call its read_zero(N): N reads
+ *   dlclose LIB N the same, then dlclose LIB (unmapped before the exit)
  *                of /dev/zero made with LIB's own `syscall` instruction
  *   cancel N     N threads cancelled (pthread_cancel) while blocked in
  *                read(): glibc unwinds them from inside the syscall, so
@@ -287,7 +288,7 @@ static int case_straddle(long n)
 
 /* ---- dlopen ---- */
 
-static int case_dlopen(const char *lib, long n)
+static int case_dlopen(const char *lib, long n, bool unload)
 {
 	void *h = dlopen(lib, RTLD_NOW);
 	if (!h) {
@@ -303,6 +304,10 @@ static int case_dlopen(const char *lib, long n)
 	if (got != n) {
 		fprintf(stderr, "rewrite_cases: read_zero made %ld reads, not %ld\n", got, n);
 		return 1;
+	}
+	if (unload && dlclose(h)) {
+		fprintf(stderr, "rewrite_cases: dlclose: %s\n", dlerror());
+		return 2;
 	}
 	printf("dlopen_reads=%ld ok\n", n);
 	return 0;
@@ -409,7 +414,9 @@ int main(int argc, char **argv)
 	else if (strcmp(argv[1], "stalesite") == 0)
 		r = case_stale_site();
 	else if (strcmp(argv[1], "dlopen") == 0 && argc == 4)
-		r = case_dlopen(argv[2], n);
+		r = case_dlopen(argv[2], n, false);
+	else if (strcmp(argv[1], "dlclose") == 0 && argc == 4)
+		r = case_dlopen(argv[2], n, true);
 	else if (strcmp(argv[1], "exit") == 0 && argc == 3)
 		r = case_exit(argv[2]);
 	else
@@ -418,6 +425,6 @@ int main(int argc, char **argv)
 	return r;
 usage:
 	fprintf(stderr, "usage: rewrite_cases vfork|syscall_vfork|sigreturn|jit|straddle|cancel N | "
-			"dlopen LIB N | exit exit|_exit|exit_group|thread\n");
+			"dlopen|dlclose LIB N | exit exit|_exit|exit_group|thread\n");
 	return 2;
 }
