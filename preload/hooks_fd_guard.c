@@ -41,9 +41,8 @@ static int close_range_counted(unsigned first, unsigned last, int flags, uint64_
 		}
 		return 0;
 	}
-	if (!kp_call_begin(&c, SYS_close_range, first))
+	if (!kp_call_begin(&c, SYS_close_range, first, site))
 		return KP_PASS_AT(int, kp_real.close_range(first, last, flags), site);
-	c.site = site;
 	int r = kp_real.close_range(first, last, flags);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
@@ -67,9 +66,8 @@ int kp_close_at(int fd, uint64_t site)
 		return 0;
 	}
 	struct kp_call c;
-	if (!kp_call_begin(&c, SYS_close, fd))
+	if (!kp_call_begin(&c, SYS_close, fd, site))
 		return KP_PASS_AT(int, kp_real.close(fd), site);
-	c.site = site;
 	int r = kp_real.close(fd);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
@@ -104,8 +102,7 @@ static int close_range_around(unsigned first, unsigned last, int flags, unsigned
 			      uint64_t site)
 {
 	struct kp_call c;
-	bool counted = kp_call_begin(&c, SYS_close_range, first);
-	c.site = site;
+	bool counted = kp_call_begin(&c, SYS_close_range, first, site);
 	/* rewrite mode: the calls below are counted at the syscall */
 	uint64_t saved_site = kp_caller_site;
 	kp_caller_site = site;
@@ -173,11 +170,10 @@ KP_EXPORT void closefrom(int lowfd)
 		return;
 	}
 	struct kp_call c;
-	if (!kp_call_begin(&c, SYS_close_range, lowfd)) {
+	if (!kp_call_begin(&c, SYS_close_range, lowfd, site)) {
 		KP_PASS(int, (kp_real.closefrom(lowfd), 0));
 		return;
 	}
-	c.site = site;
 	int e = errno;
 	kp_real.closefrom(lowfd);
 	kp_call_end(&c, false, 0, 0);
@@ -206,9 +202,8 @@ int kp_dup2_at(int oldfd, int newfd, uint64_t site)
 		return (int)r;
 	}
 	struct kp_call c;
-	if (!kp_call_begin(&c, SYS_dup2, oldfd))
+	if (!kp_call_begin(&c, SYS_dup2, oldfd, site))
 		return KP_PASS_AT(int, kp_real.dup2(oldfd, newfd), site);
-	c.site = site;
 	int r = kp_real.dup2(oldfd, newfd);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
@@ -236,9 +231,8 @@ int kp_dup3_at(int oldfd, int newfd, int flags, uint64_t site)
 		return (int)r;
 	}
 	struct kp_call c;
-	if (!kp_call_begin(&c, SYS_dup3, oldfd))
+	if (!kp_call_begin(&c, SYS_dup3, oldfd, site))
 		return KP_PASS_AT(int, kp_real.dup3(oldfd, newfd, flags), site);
-	c.site = site;
 	int r = kp_real.dup3(oldfd, newfd, flags);
 	int e = errno;
 	kp_call_end(&c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);

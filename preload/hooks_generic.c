@@ -77,9 +77,8 @@
 			if (!kp_real.name)                                     \
 				KP_PASS_RAW(rtype, nr, args, kind, raw);       \
 		}                                                              \
-		if (unlikely(!kp_call_begin(&kp_c_, nr, KP_ARG0 args)))            \
+		if (unlikely(!kp_call_begin(&kp_c_, nr, KP_ARG0 args, KP_CALLER()))) \
 			return KP_PASS(rtype, kp_real.name args);              \
-		KP_SITE(kp_c_);                                                \
 		rtype kp_r_;                                                   \
 		int kp_e_;                                                     \
 		if (raw == 2 && likely(kp_direct.name)) {                      \

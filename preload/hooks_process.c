@@ -34,9 +34,8 @@ KP_EXPORT pid_t fork(void)
 		return -1;
 	}
 	struct kp_call c;
-	if (!kp_call_begin(&c, SYS_clone, 0))
+	if (!kp_call_begin(&c, SYS_clone, 0, KP_CALLER()))
 		return KP_PASS(pid_t, kp_real.fork());
-	KP_SITE(c);
 	pid_t r = kp_real.fork();
 	if (r == 0) {
 		/* the child: its new stream starts empty (atfork handler) */
@@ -126,10 +125,9 @@ __attribute__((used)) long kp_vfork_leave(long ret)
 			env = kp_child_env(envp, env_arr, MAX_ENV_COPY,        \
 					   env_scratch, sizeof(env_scratch),   \
 					   NULL);                              \
-		if (!kp_call_begin(&c, SYS_clone3, 0))                         \
+		if (!kp_call_begin(&c, SYS_clone3, 0, KP_CALLER()))            \
 			return KP_PASS(int, kp_real.name(pid, path, fa, attr,  \
 							 argv, env));          \
-		KP_SITE(c);                                                    \
 		int r = kp_real.name(&child, path, fa, attr, argv, env);       \
 		int e = errno;                                                 \
 		if (pid && r == 0)                                             \

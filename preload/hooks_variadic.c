@@ -61,9 +61,8 @@ static bool needs_mode(int flags)
 					dirfd_arg, path, flags, mode));        \
 		}                                                              \
 		struct kp_call c;                                              \
-		if (!kp_call_begin(&c, SYS_openat, (long)(uintptr_t)path))     \
+		if (!kp_call_begin(&c, SYS_openat, (long)(uintptr_t)path, KP_CALLER())) \
 			return KP_PASS(int, kp_real.name(KP_DIRFD_##name path, flags, mode)); \
-		KP_SITE(c);                                                    \
 		return (int)noted(SYS_openat, dirfd_arg, (long)(uintptr_t)path, flags, \
 				  mode, 0,                                     \
 				  finish_int(&c, kp_real.name(KP_DIRFD_##name path, flags, mode))); \
@@ -90,9 +89,8 @@ OPEN_HOOK(openat64, int dirfd KP_COMMA, dirfd)
 				return (int)raw_result(kp_raw(SYS_fcntl, fd, cmd, arg)); \
 		}                                                              \
 		struct kp_call c;                                              \
-		if (!kp_call_begin(&c, SYS_fcntl, fd))                         \
+		if (!kp_call_begin(&c, SYS_fcntl, fd, KP_CALLER()))            \
 			return KP_PASS(int, kp_real.name(fd, cmd, arg));       \
-		KP_SITE(c);                                                    \
 		return (int)noted(SYS_fcntl, fd, cmd, (long)(uintptr_t)arg, 0, 0, \
 				  finish_int(&c, kp_real.name(fd, cmd, arg))); \
 	}
@@ -111,9 +109,8 @@ KP_EXPORT int ioctl(int fd, unsigned long req, ...)
 			return (int)raw_result(kp_raw(SYS_ioctl, fd, req, arg));
 	}
 	struct kp_call c;
-	if (!kp_call_begin(&c, SYS_ioctl, fd))
+	if (!kp_call_begin(&c, SYS_ioctl, fd, KP_CALLER()))
 		return KP_PASS(int, kp_real.ioctl(fd, req, arg));
-	KP_SITE(c);
 	return (int)finish_int(&c, kp_real.ioctl(fd, req, arg));
 }
 
@@ -132,9 +129,8 @@ KP_EXPORT int prctl(int option, ...)
 			return (int)raw_result(kp_raw(SYS_prctl, option, a2, a3, a4, a5));
 	}
 	struct kp_call c;
-	if (!kp_call_begin(&c, SYS_prctl, option))
+	if (!kp_call_begin(&c, SYS_prctl, option, KP_CALLER()))
 		return KP_PASS(int, kp_real.prctl(option, a2, a3, a4, a5));
-	KP_SITE(c);
 	return (int)finish_int(&c, kp_real.prctl(option, a2, a3, a4, a5));
 }
 
@@ -159,9 +155,8 @@ KP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
 		}
 	}
 	struct kp_call c;
-	if (!kp_call_begin(&c, SYS_mremap, (long)(uintptr_t)old))
+	if (!kp_call_begin(&c, SYS_mremap, (long)(uintptr_t)old, KP_CALLER()))
 		return KP_PASS(void *, kp_real.mremap(old, old_len, new_len, flags, new_addr));
-	KP_SITE(c);
 	void *r = kp_real.mremap(old, old_len, new_len, flags, new_addr);
 	int e = errno;
 	bool failed = r == MAP_FAILED;
@@ -216,10 +211,9 @@ KP_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	struct kp_call c;
 	/* rewrite mode: counted by the syscall hook, which also marks a
 	 * vfork-like child; a process child still needs the trampoline */
-	bool counted = kp_call_begin(&c, SYS_clone, flags);
+	bool counted = kp_call_begin(&c, SYS_clone, flags, KP_CALLER());
 	if (!counted && !(kp_rw_active && kp_state == KP_ACTIVE))
 		return kp_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
-	KP_SITE(c);
 	bool process = !(flags & CLONE_THREAD) && fn && stack;
 	bool vfork_like = counted && process && (flags & CLONE_VM) && (flags & CLONE_VFORK);
 	struct kp_thread *saved_self = kp_self;
@@ -242,7 +236,7 @@ KP_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	}
 	/* rewrite mode: the syscall's site is the caller of clone() */
 	uint64_t saved_site = kp_caller_site;
-	kp_caller_site = c.site;
+	kp_caller_site = KP_CALLER();
 	int r = kp_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
 	int e = errno;
 	kp_caller_site = saved_site;
@@ -275,9 +269,8 @@ KP_EXPORT int renameat2(int fromfd, const char *from, int tofd, const char *to,
 			return (int)raw_result(kp_raw(SYS_renameat2, fromfd, from, tofd, to, flags));
 	}
 	struct kp_call c;
-	if (!kp_call_begin(&c, flags ? SYS_renameat2 : SYS_renameat, fromfd))
+	if (!kp_call_begin(&c, flags ? SYS_renameat2 : SYS_renameat, fromfd, KP_CALLER()))
 		return KP_PASS(int, kp_real.renameat2(fromfd, from, tofd, to, flags));
-	KP_SITE(c);
 	return (int)finish_int(&c, kp_real.renameat2(fromfd, from, tofd, to, flags));
 }
 
@@ -315,9 +308,8 @@ long kp_syscall_hook(long nr, ...)
 			return raw_result(kp_raw(nr, a1, a2, a3, a4, a5, a6));
 	}
 	struct kp_call c;
-	if (!kp_call_begin(&c, (unsigned long)nr < KP_SYSCALL_MAX ? (unsigned)nr : KP_SYSCALL_MAX, a1))
+	if (!kp_call_begin(&c, (unsigned long)nr < KP_SYSCALL_MAX ? (unsigned)nr : KP_SYSCALL_MAX, a1, KP_CALLER()))
 		return KP_PASS(long, kp_real.syscall(nr, a1, a2, a3, a4, a5, a6));
-	KP_SITE(c);
 	long r = kp_real.syscall(nr, a1, a2, a3, a4, a5, a6);
 	if (r == 0 && (nr == SYS_fork || (nr == SYS_clone && !(a1 & (CLONE_VM | CLONE_THREAD))))) {
 		/* a raw fork: the child did not run the atfork handlers */

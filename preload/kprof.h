@@ -361,7 +361,6 @@ static inline void kp_call_stamp(struct kp_call *c)
 
 /* In the exported hook itself (not in a helper): who called the libc function. */
 #define KP_CALLER() ((uint64_t)(uintptr_t)__builtin_return_address(0))
-#define KP_SITE(c) ((c).site = KP_CALLER())
 
 /* Hot path: a linear look-up in a table of KP_SITES, no allocation. */
 static inline void kp_site_add(struct kp_slot *s, uint64_t pc, uint64_t ns)
@@ -427,8 +426,12 @@ extern __thread uint64_t kp_caller_site;
 
 static inline void kp_call_abandon(struct kp_call *c);
 
-/* The symbol hooks' start of a call: false when it passes through. */
-static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0)
+/*
+ * The symbol hooks' start of a call made from site (KP_CALLER() in the
+ * exported hook; a hook handed a call passes its caller's): false when it
+ * passes through.
+ */
+static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0, uint64_t site)
 {
 	if (unlikely(kp_rw_active))
 		return false;
@@ -439,6 +442,7 @@ static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0)
 		kp_call_abandon(c);
 		return false;
 	}
+	c->site = site;
 	return true;
 }
 

@@ -71,7 +71,7 @@ static inline __attribute__((always_inline)) bool failed_ret(long r)
  * initializing (this may run inside pthread_once's own futex call): a
  * call before the shim is active passes through.
  */
-static inline __attribute__((always_inline)) bool begin(struct kp_call *c, unsigned nr, long arg0)
+static inline __attribute__((always_inline)) bool may_start(struct kp_call *c, unsigned nr, long arg0)
 {
 	/* as in symbol mode, a thread with a block counts even inside a
 	 * flush (a signal handler's calls); the shim's own work does not */
@@ -90,6 +90,25 @@ static inline __attribute__((always_inline)) bool begin(struct kp_call *c, unsig
 	    !__atomic_load_n(&kp_rw_patching, __ATOMIC_ACQUIRE))
 		return false;
 	return kp_call_start(c, nr, arg0);
+}
+
+/* The site of a call: the caller of the hooked libc function it came
+ * through (kp_caller_site), else the rewritten instruction's caller. */
+static inline __attribute__((always_inline)) uint64_t site_of(const struct kp_rw_frame *f)
+{
+	uint64_t site = kp_caller_site;
+	return site ? site : f->ret_addr;
+}
+
+/* The start of a call that f made, with its site. */
+static inline __attribute__((always_inline)) bool begin(struct kp_call *c,
+							const struct kp_rw_frame *f,
+							unsigned nr, long arg0)
+{
+	if (!may_start(c, nr, arg0))
+		return false;
+	c->site = site_of(f);
+	return true;
 }
 
 static inline __attribute__((always_inline)) void end(struct kp_call *c, long r)
@@ -112,22 +131,13 @@ static void not_counted(unsigned nr)
 		__atomic_fetch_add(&kp_own_calls[nr], 1, __ATOMIC_RELAXED);
 }
 
-/* The site of a call: the caller of the hooked libc function it came
- * through (kp_caller_site), else the rewritten instruction's caller. */
-static inline __attribute__((always_inline)) uint64_t site_of(const struct kp_rw_frame *f)
-{
-	uint64_t site = kp_caller_site;
-	return site ? site : f->ret_addr;
-}
-
 static inline __attribute__((always_inline)) long timed(struct kp_rw_frame *f, unsigned nr)
 {
 	struct kp_call c;
-	if (unlikely(!begin(&c, nr, (long)f->args[0]))) {
+	if (unlikely(!begin(&c, f, nr, (long)f->args[0]))) {
 		not_counted(nr);
 		return sys_of(f);
 	}
-	c.site = site_of(f);
 	long r = sys_of(f);
 	end(&c, r);
 	note_kinds(f, r);
@@ -146,8 +156,7 @@ static bool tracing(void)
 static int fork_like(struct kp_rw_frame *f)
 {
 	struct kp_call c;
-	bool counted = begin(&c, (unsigned)f->nr, (long)f->args[0]);
-	c.site = site_of(f);
+	bool counted = begin(&c, f, (unsigned)f->nr, (long)f->args[0]);
 	bool traced = tracing();
 	if (traced)
 		kp_fork_reset_done = false;
@@ -197,8 +206,7 @@ static int vfork_like(struct kp_rw_frame *f)
 	}
 	struct vfork_slot *s = &vfork_stack[d];
 	s->ret = f->ret_addr;
-	s->counted = begin(&s->call, (unsigned)f->nr, (long)f->args[0]);
-	s->call.site = site_of(f);
+	s->counted = begin(&s->call, f, (unsigned)f->nr, (long)f->args[0]);
 	s->traced = tracing();
 	s->saved_self = kp_self;
 	s->was_child = kp_tls_flags & KP_TLS_VFORK_CHILD;
@@ -240,9 +248,8 @@ static int clone_stack(struct kp_rw_frame *f, uint64_t flags, uint64_t top,
 {
 	bool vfork = (flags & CLONE_VM) && (flags & CLONE_VFORK);
 	uint64_t state = 0;
-	if (begin((struct kp_call *)(void *)f->call, (unsigned)f->nr, (long)flags))
+	if (begin((struct kp_call *)(void *)f->call, f, (unsigned)f->nr, (long)flags))
 		state |= CF_COUNTED;
-	((struct kp_call *)(void *)f->call)->site = site_of(f);
 	if (tracing())
 		state |= CF_TRACED;
 	if ((state & CF_TRACED) && (flags & CLONE_VM) && !(flags & CLONE_THREAD) && !vfork) {
@@ -458,12 +465,11 @@ KP_RW_HOT __attribute__((aligned(4096), flatten)) int kp_rw_hook(struct kp_rw_fr
 	if (unlikely(special(nr)))
 		return special_call(f);
 	struct kp_call *c = (struct kp_call *)(void *)f->call;
-	if (unlikely(!begin(c, (unsigned)nr, (long)f->args[0]))) {
+	if (unlikely(!begin(c, f, (unsigned)nr, (long)f->args[0]))) {
 		not_counted((unsigned)nr);
 		f->counted = 0;
 		return KP_RW_SYSCALL;
 	}
-	c->site = site_of(f);
 	f->counted = 1;
 	return KP_RW_SYSCALL;
 }
