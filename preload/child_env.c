@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kprof.h"
+#include "user_mem.h"
 
 extern char **environ;
 
@@ -97,51 +98,165 @@ static bool preloads_us(const char *s)
 	return strstr(s, child.lib) || strstr(s, base);
 }
 
+/*
+ * The environment is the program's memory, handed to execve, which reads
+ * it with EFAULT for whatever it cannot read: the array may end in an
+ * unmapped page before its NULL, a string may be a bad pointer or lack
+ * its NUL. So it is read here only through user_mem.h, and whatever
+ * cannot be read makes kp_child_env hand back the program's own envp:
+ * execve then fails with the EFAULT it would have given.
+ *
+ * Telling what a string is takes its first bytes only: HEAD covers the
+ * longest name compared (KPROF_EXEC_STREAM=, KPROF_INTERVAL_MS=). They
+ * are read for HEADS_PER_READ strings per process_vm_readv, each up to
+ * the end of its page (the bytes after its NUL may not be mapped), and
+ * the rare string whose head goes on in the next page takes a second
+ * read. Only LD_PRELOAD and KPROF_OUT are read whole.
+ */
+#define HEAD 32
+#define HEADS_PER_READ 64
+
+/* The first bytes of strings env[0..n), n <= HEADS_PER_READ: 0 or -EFAULT. */
+static int read_heads(char *const *env, size_t n, char heads[][HEAD])
+{
+	struct iovec local[HEADS_PER_READ], remote[HEADS_PER_READ];
+	long want = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = 4096 - ((uintptr_t)env[i] & 4095);
+		if (len > HEAD - 1)
+			len = HEAD - 1;
+		local[i] = (struct iovec){ heads[i], len };
+		remote[i] = (struct iovec){ env[i], len };
+		want += (long)len;
+	}
+	if (kp_user_readv(local, remote, n) != want)
+		return -EFAULT;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = local[i].iov_len;
+		heads[i][len] = 0;
+		if (len == HEAD - 1 || memchr(heads[i], 0, len))
+			continue;
+		/* the string goes on in the next page */
+		if (kp_user_read(env[i] + len, heads[i] + len, HEAD - 1 - len))
+			return -EFAULT;
+		heads[i][HEAD - 1] = 0;
+	}
+	return 0;
+}
+
+/*
+ * envp's pointers up to its NULL into arr (max of them at most, then the
+ * NULL): their number, -EFAULT, or -E2BIG when there are more. Each read
+ * ends with the page it started in: the NULL may be the last word mapped.
+ */
+static long copy_pointers(char *const envp[], char **arr, size_t max)
+{
+	size_t n = 0;
+	for (;;) {
+		uintptr_t at = (uintptr_t)(envp + n);
+		size_t k = (4096 - (at & 4095) + sizeof(char *) - 1) / sizeof(char *);
+		if (k > max + 1 - n)
+			k = max + 1 - n;
+		if (kp_user_read(envp + n, arr + n, k * sizeof(char *)))
+			return -EFAULT;
+		for (size_t i = n; i < n + k; i++)
+			if (!arr[i])
+				return (long)i;
+		n += k;
+		if (n > max)
+			return -E2BIG;
+	}
+}
+
+/*
+ * Is the string s, whose head is head, exactly want? 1, 0, or -EFAULT.
+ * Read in pieces up to the first difference (the caller's stack may be
+ * small: a vfork child's).
+ */
+static int equals(const char *s, const char *head, const char *want)
+{
+	if (strlen(head) < HEAD - 1)
+		return strcmp(head, want) == 0;
+	char piece[256];
+	/* off <= strlen(want): the bytes before off matched */
+	for (size_t off = 0;; off += sizeof(piece) - 1) {
+		long n = kp_user_string(s + off, piece, sizeof(piece));
+		if (n == -EFAULT)
+			return -EFAULT;
+		size_t len = n >= 0 ? (size_t)n : sizeof(piece) - 1;
+		if (strncmp(piece, want + off, len) != 0)
+			return 0;
+		if (n >= 0)
+			return want[off + len] == 0;
+	}
+}
+
 char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
 			  char *scratch, size_t scratch_cap, const char *marker)
 {
 	size_t n = 0, out = 0;
-	bool have_preload = false, have_out = false, traced = false;
+	bool have_preload = false, have_out = false, traced = false, scratch_used = false;
 	bool have_var[KP_CHILD_VARS] = { false };
 
-	if (envp)
-		while (envp[n])
-			n++;
-	if (n + KP_CHILD_VARS + 5 > cap)
+	if (cap < KP_CHILD_VARS + 5)
 		return envp;
+	/* copied into arr: entry i is read before entry out <= i is written */
+	if (envp) {
+		long r = copy_pointers(envp, arr, cap - KP_CHILD_VARS - 5);
+		if (r < 0)
+			return envp;
+		n = (size_t)r;
+	}
 	/* the tail of scratch holds KPROF_EXEC_CLOCK (the TSC calibration) */
 	char *clock_var = NULL;
 	if (scratch_cap >= 2 * KP_CLOCK_HANDOFF_MAX) {
 		scratch_cap -= KP_CLOCK_HANDOFF_MAX;
 		clock_var = scratch + scratch_cap;
 	}
+	char heads[HEADS_PER_READ][HEAD];
 	for (size_t i = 0; i < n; i++) {
-		char *s = envp[i];
-		if (strncmp(s, "KPROF_EXEC_STREAM=", 18) == 0 ||
-		    strncmp(s, "KPROF_EXEC_CLOCK=", 17) == 0)
+		char *s = arr[i];
+		const char *head = heads[i % HEADS_PER_READ];
+		if (i % HEADS_PER_READ == 0) {
+			size_t m = n - i < HEADS_PER_READ ? n - i : HEADS_PER_READ;
+			if (read_heads(arr + i, m, heads))
+				return envp;
+		}
+		if (strncmp(head, "KPROF_EXEC_STREAM=", 18) == 0 ||
+		    strncmp(head, "KPROF_EXEC_CLOCK=", 17) == 0)
 			continue;
-		if (strncmp(s, "LD_PRELOAD=", 11) == 0 && child.lib) {
+		if (strncmp(head, "LD_PRELOAD=", 11) == 0 && child.lib && !scratch_used) {
 			have_preload = true;
-			traced = preloads_us(s + 11);
-			if (child.follow && !traced) {
-				/* ours first, then theirs, in the caller's buffer */
-				size_t a = strlen(child.preload), b = strlen(s + 11);
-				if (a + 1 + b + 1 <= scratch_cap) {
-					memcpy(scratch, child.preload, a);
-					scratch[a] = ' ';
-					memcpy(scratch + a + 1, s + 11, b + 1);
-					s = scratch;
-					traced = true;
-				}
+			/* theirs, read after room for ours in the caller's buffer */
+			size_t a = strlen(child.preload);
+			long b = a + 2 < scratch_cap ?
+					 kp_user_string(s + 11, scratch + a + 1, scratch_cap - a - 1) :
+					 -ENAMETOOLONG;
+			if (b == -EFAULT)
+				return envp;
+			/* one too long to copy is left as it is, as one without us */
+			traced = b >= 0 && preloads_us(scratch + a + 1);
+			if (b >= 0 && child.follow && !traced) {
+				/* ours first, then theirs */
+				memcpy(scratch, child.preload, a);
+				scratch[a] = ' ';
+				s = scratch;
+				scratch_used = true;
+				traced = true;
 			}
-		} else if (child.follow && strncmp(s, "KPROF_OUT=", 10) == 0) {
+		} else if (child.follow && strncmp(head, "KPROF_OUT=", 10) == 0) {
 			have_out = true;
 			/* the relative value this process got: make it absolute */
-			if (child.out[0] && strcmp(s, child.raw_out) == 0)
-				s = child.out;
+			if (child.out[0]) {
+				int same = equals(s, head, child.raw_out);
+				if (same < 0)
+					return envp;
+				if (same)
+					s = child.out;
+			}
 		} else if (child.follow) {
 			for (int v = 0; v < KP_CHILD_VARS; v++)
-				if (strncmp(s, copied_vars[v], name_len(copied_vars[v])) == 0)
+				if (strncmp(head, copied_vars[v], name_len(copied_vars[v])) == 0)
 					have_var[v] = true;
 		}
 		arr[out++] = s;

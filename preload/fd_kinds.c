@@ -111,25 +111,47 @@ static void opened(long fd, long flags)
 		forget(fd);
 }
 
-/* Descriptors passed in SCM_RIGHTS messages are new here: kinds unknown. */
+/* An int the kernel wrote at addr (the program's, maybe unaligned). */
+static int int_at(long addr)
+{
+	int v;
+	memcpy(&v, (const void *)addr, sizeof(v));
+	return v;
+}
+
+/*
+ * Descriptors passed in SCM_RIGHTS messages are new here: kinds unknown.
+ * The walk reads only the msg_controllen bytes the kernel says it wrote
+ * (it rewrites the field on return; the program's buffer may be longer,
+ * or end where its memory does). The last cmsg need not be padded: an
+ * SCM_RIGHTS of one descriptor is 20 bytes and may fill a 20-byte buffer,
+ * so the step to the next header (its length rounded up to 8) can pass
+ * the end and is checked as a size before it is taken. A cmsg the kernel
+ * cut (MSG_CTRUNC) says how much of it was written: for SCM_RIGHTS
+ * exactly the descriptors it installed, and only whole ints are read.
+ * Headers are copied out: the buffer need not be aligned.
+ */
 static void received(const struct msghdr *msg)
 {
-	if (!msg || !msg->msg_control || msg->msg_controllen < sizeof(struct cmsghdr))
+	if (!msg)
 		return;
 	const char *p = msg->msg_control;
-	const char *end = p + msg->msg_controllen;
-	while ((size_t)(end - p) >= sizeof(struct cmsghdr)) {
-		const struct cmsghdr *c = (const struct cmsghdr *)p;
-		if (c->cmsg_len < sizeof(struct cmsghdr) ||
-		    c->cmsg_len > (size_t)(end - p))
+	size_t left = msg->msg_controllen;
+	while (p && left >= sizeof(struct cmsghdr)) {
+		struct cmsghdr c;
+		memcpy(&c, p, sizeof(c));
+		if (c.cmsg_len < sizeof(struct cmsghdr) || c.cmsg_len > left)
 			break;
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			const int *fds = (const int *)CMSG_DATA(c);
-			size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (size_t i = 0; i < n; i++)
-				forget(fds[i]);
+		if (c.cmsg_level == SOL_SOCKET && c.cmsg_type == SCM_RIGHTS) {
+			for (size_t off = CMSG_LEN(0); off + sizeof(int) <= c.cmsg_len;
+			     off += sizeof(int))
+				forget(int_at((long)(p + off)));
 		}
-		p += CMSG_ALIGN(c->cmsg_len);
+		size_t step = CMSG_ALIGN(c.cmsg_len);
+		if (step >= left)
+			break;
+		p += step;
+		left -= step;
 	}
 }
 
@@ -150,7 +172,11 @@ void kp_fd_kinds_stat(long fd, unsigned mode)
 	set_kind(fd, kind_of_mode(mode));
 }
 
-/* fstatat(fd, "", st, AT_EMPTY_PATH) and statx alike: stat of fd itself. */
+/*
+ * fstatat(fd, "", st, AT_EMPTY_PATH) and statx alike: stat of fd itself.
+ * After success only: the kernel read the path's first byte (or took
+ * NULL, as it does since 6.11 with AT_EMPTY_PATH).
+ */
 static bool of_fd_itself(long path, long flags)
 {
 	return (flags & AT_EMPTY_PATH) && (!path || !*(const char *)path);
@@ -209,18 +235,15 @@ void kp_fd_kinds_note(unsigned nr, const long args[6], long ret)
 #ifdef __NR_pipe
 	case __NR_pipe:
 #endif
-	case __NR_pipe2: {
-		const int *fds = (const int *)args[0];
-		set_kind(fds[0], KP_KIND_PIPE);
-		set_kind(fds[1], KP_KIND_PIPE);
+	case __NR_pipe2:
+		/* ret 0: the kernel wrote both (it fails the call if it cannot) */
+		set_kind(int_at(args[0]), KP_KIND_PIPE);
+		set_kind(int_at(args[0] + (long)sizeof(int)), KP_KIND_PIPE);
 		break;
-	}
-	case __NR_socketpair: {
-		const int *sv = (const int *)args[3];
-		set_kind(sv[0], KP_KIND_SOCKET);
-		set_kind(sv[1], KP_KIND_SOCKET);
+	case __NR_socketpair:
+		set_kind(int_at(args[3]), KP_KIND_SOCKET);
+		set_kind(int_at(args[3] + (long)sizeof(int)), KP_KIND_SOCKET);
 		break;
-	}
 	case __NR_socket:
 	case __NR_accept:
 	case __NR_accept4:
@@ -254,7 +277,8 @@ void kp_fd_kinds_note(unsigned nr, const long args[6], long ret)
 		break;
 	/*
 	 * The program's own fstat of a descriptor tells its kind for free
-	 * (open, then fstat, then read: the usual sequence)
+	 * (open, then fstat, then read: the usual sequence); the buffer is
+	 * read after success only, when the kernel has written all of it
 	 */
 	case __NR_fstat:
 		kp_fd_kinds_stat(args[0], ((const struct stat *)args[1])->st_mode);
@@ -284,25 +308,36 @@ void kp_fd_kinds_note(unsigned nr, const long args[6], long ret)
 			copy_kind(args[0], ret);
 		break;
 	case __NR_recvmsg:
+		/* it succeeded: the kernel read the msghdr and wrote into it */
 		received((const struct msghdr *)args[1]);
 		break;
 	case __NR_recvmmsg: {
+		/* only the first ret entries were filled (each its own
+		 * msg_controllen); the others hold what the program left */
 		const struct mmsghdr *v = (const struct mmsghdr *)args[1];
-		for (long i = 0; v && i < ret; i++)
+		unsigned long filled = (unsigned long)ret;
+		if (filled > (unsigned long)(unsigned)args[2])
+			filled = (unsigned)args[2];
+		for (unsigned long i = 0; v && i < filled; i++)
 			received(&v[i].msg_hdr);
 		break;
 	}
 	case __NR_clone:
 		/* the parent gets a pidfd at parent_tid (args[2] on x86_64
-		 * and aarch64 alike) */
+		 * and aarch64 alike); the call fails if it cannot be written */
 		if (ret > 0 && ((unsigned long)args[0] & CLONE_PIDFD) && args[2])
-			set_kind(*(const int *)args[2], KP_KIND_OTHER);
+			set_kind(int_at(args[2]), KP_KIND_OTHER);
 		break;
 	case __NR_clone3: {
-		/* struct clone_args: flags, then the pidfd pointer */
-		const uint64_t *ca = (const uint64_t *)args[0];
-		if (ret > 0 && ca && (ca[0] & CLONE_PIDFD) && ca[1])
-			set_kind(*(const int *)(uintptr_t)ca[1], KP_KIND_OTHER);
+		/* struct clone_args: flags, then the pidfd pointer; a parent's
+		 * success means the kernel read args[1] >= 64 bytes of it and
+		 * wrote the pidfd */
+		uint64_t ca[2];
+		if (ret > 0 && args[0] && (unsigned long)args[1] >= sizeof(ca)) {
+			memcpy(ca, (const void *)args[0], sizeof(ca));
+			if ((ca[0] & CLONE_PIDFD) && ca[1])
+				set_kind(int_at((long)ca[1]), KP_KIND_OTHER);
+		}
 		break;
 	}
 	default:

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "kprof.h"
+#include "user_mem.h"
 
 extern char **environ;
 
@@ -182,7 +183,11 @@ static void before_exec(unsigned nr, const char *path)
 		return;
 	}
 	kp_account_untimed(nr, false, 0, true);
-	kp_flush(KP_FLUSH_EXEC, path);
+	/* the exec record's copy: a path execve refuses with EFAULT (bad,
+	 * or without its NUL before an unmapped page) must not fault here */
+	char copy[KP_PATH_MAX];
+	kp_user_string(path, copy, sizeof(copy));
+	kp_flush(KP_FLUSH_EXEC, copy);
 }
 
 static int exec_failed(unsigned nr, int e)

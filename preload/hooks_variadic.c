@@ -217,15 +217,14 @@ KP_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	bool process = !(flags & CLONE_THREAD) && fn && stack;
 	bool vfork_like = counted && process && (flags & CLONE_VM) && (flags & CLONE_VFORK);
 	struct kp_thread *saved_self = kp_self;
+	struct clone_start start = { fn, arg };
 	if (process && !(flags & CLONE_VM)) {
-		/* the child's copy of the caller's stack top holds fn and arg */
-		uintptr_t top = ((uintptr_t)stack - sizeof(struct clone_start)) & ~(uintptr_t)15;
-		struct clone_start *start = (struct clone_start *)top;
-		start->fn = fn;
-		start->arg = arg;
-		arg = start;
+		/* the child starts on a copy of our memory, this frame
+		 * included: fn and arg stay here, and the child's stack gets
+		 * only what libc puts there (it may be all the program
+		 * mapped, or a bad pointer the child alone would fault on) */
+		arg = &start;
 		fn = clone_trampoline;
-		stack = (void *)top;
 	} else if (vfork_like) {
 		kp_self = NULL;
 		kp_tls_flags |= KP_TLS_VFORK_CHILD;

@@ -19,6 +19,7 @@
 
 #include "kprof.h"
 #include "rewrite.h"
+#include "user_mem.h"
 
 __thread uint64_t kp_caller_site;
 __thread uint64_t kp_rw_vfork_ret;
@@ -247,6 +248,15 @@ static int clone_stack(struct kp_rw_frame *f, uint64_t flags, uint64_t top,
 		       const struct clone3_args *ca, size_t ca_size)
 {
 	bool vfork = (flags & CLONE_VM) && (flags & CLONE_VFORK);
+	/* the child pops the replaced argument, then returns to the site: a
+	 * stack that cannot take them is one the child cannot use either
+	 * (it faults, as it would have without us), but the parent must not:
+	 * then the call is made as it came */
+	uint64_t w[2] = { ca ? f->args[0] : f->args[1], f->ret_addr };
+	if (kp_user_write((void *)(uintptr_t)(top - 16), w, sizeof(w))) {
+		f->result = (uint64_t)timed(f, (unsigned)f->nr);
+		return KP_RW_DONE;
+	}
 	uint64_t state = 0;
 	if (begin((struct kp_call *)(void *)f->call, f, (unsigned)f->nr, (long)flags))
 		state |= CF_COUNTED;
@@ -271,20 +281,14 @@ static int clone_stack(struct kp_rw_frame *f, uint64_t flags, uint64_t top,
 	/* before the call: the new thread may be gone before we return */
 	if (flags & CLONE_THREAD)
 		__atomic_add_fetch(&kp_rw_live_threads, 1, __ATOMIC_ACQ_REL);
-	/* the child pops the replaced argument, then returns to the site */
-	uint64_t *w = (uint64_t *)(uintptr_t)(top - 16);
 	if (!ca) {
 		f->saved_arg = f->args[1];
-		w[0] = f->args[1];
-		w[1] = f->ret_addr;
 		f->args[1] = top - 16;
 		return KP_RW_CLONE_STACK;
 	}
 	memcpy(f->clone_args, ca, ca_size);
 	((struct clone3_args *)(void *)f->clone_args)->stack_size -= 16;
 	f->saved_arg = f->args[0];
-	w[0] = f->args[0];
-	w[1] = f->ret_addr;
 	f->args[0] = (uint64_t)(uintptr_t)f->clone_args;
 	return KP_RW_CLONE3_STACK;
 }
@@ -428,15 +432,27 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 			return vfork_like(f);
 		return fork_like(f);
 	case SYS_clone3: {
-		const struct clone3_args *ca = (const struct clone3_args *)(uintptr_t)a[0];
+		const void *user_ca = (const void *)(uintptr_t)a[0];
 		size_t size = (size_t)a[1];
-		if (!ca || size < 64 || size > sizeof(f->clone_args)) {
+		if (!user_ca || size < 64 || size > sizeof(f->clone_args)) {
 			/* the kernel refuses these (or a bigger future struct:
 			 * ENOSYS sends glibc back to clone) */
-			f->result = (uint64_t)(ca && size > sizeof(f->clone_args) ? -ENOSYS
-										: sys_of(f));
+			f->result = (uint64_t)(user_ca && size > sizeof(f->clone_args)
+						       ? -ENOSYS
+						       : timed(f, (unsigned)nr));
 			return KP_RW_DONE;
 		}
+		/* read as the kernel will read it: what it cannot read is
+		 * the program's EFAULT, not a fault of ours */
+		union {
+			struct clone3_args ca;
+			uint64_t raw[sizeof(f->clone_args) / sizeof(uint64_t)];
+		} copy;
+		if (kp_user_read(user_ca, &copy, size)) {
+			f->result = (uint64_t)timed(f, (unsigned)nr);
+			return KP_RW_DONE;
+		}
+		const struct clone3_args *ca = &copy.ca;
 		if (ca->stack)
 			return clone_stack(f, ca->flags, ca->stack + ca->stack_size, ca, size);
 		if (ca->flags & CLONE_VM)

@@ -24,6 +24,7 @@
 #include "elf_build_id.h"
 #include "kprof.h"
 #include "rewrite.h"
+#include "user_mem.h"
 
 struct kp_rw_scan_stats kp_rw_stats;
 
@@ -320,41 +321,85 @@ static bool stub_before(const uint8_t *bytes)
 	return bytes[2] == 0xb8 || (bytes[0] == 0x48 && bytes[1] == 0xc7 && bytes[2] == 0xc0);
 }
 
+/*
+ * Code without a file to check it against is read the way the kernel
+ * reads the program's memory (user_mem.h), never with plain loads: a
+ * mapping may reach past the end of its file (a memfd or a file mapped
+ * longer than it is: SIGBUS for a load there, where the program itself
+ * never goes), and pages that cannot be read are passed over. The pages
+ * come SCAN_PAGES at a time into scan_buf, after the 8 bytes before them
+ * (the stub before a site, a pair across their start); every scan holds
+ * kp_rw_lock, so one buffer serves all threads.
+ */
+#define SCAN_PAGES 16
+static uint8_t scan_buf[8 + SCAN_PAGES * 4096];
+
+static int add_heuristic_site(struct kp_rw_list *out, uint64_t x)
+{
+	kp_rw_stats.heuristic_sites++;
+	return kp_rw_list_add(out, x);
+}
+
+/*
+ * The sites whose second byte is among the len bytes of addr in scan_buf
+ * after its first 8; before: those 8 are the bytes in front of addr.
+ */
+static int scan_bytes(uint64_t addr, size_t len, bool before, struct kp_rw_list *out)
+{
+	const uint8_t *b = scan_buf;
+	size_t i = before ? 7 : 8, last = 8 + len - 1;
+	while (i < last) {
+		const uint8_t *p = memchr(b + i, 0x0f, last - i);
+		if (!p)
+			break;
+		i = (size_t)(p - b);
+		/* the 7 bytes before the pair: b[i - 7 .. i) */
+		if (b[i + 1] == 0x05 && (before || i >= 15) && stub_before(b + i - 7)) {
+			int err = add_heuristic_site(out, addr + i - 8);
+			if (err)
+				return err;
+		}
+		i++;
+	}
+	return 0;
+}
+
 static int scan_anonymous(uint64_t start, uint64_t end, struct kp_rw_list *out)
 {
 	/* a pair may begin in the byte before start or end in the byte after */
-	uint64_t x = start - 1;
+	bool before = read_safe(start - 8, scan_buf, 8);
+	uint64_t x = start;
 	while (x < end) {
-		uint8_t win[9]; /* the 7 bytes before x, then x and x + 1 */
-		if (x >= start && x + 1 < end) {
-			const uint8_t *p = memchr((const void *)(uintptr_t)x, 0x0f,
-						  (size_t)(end - 1 - x));
-			if (!p) {
-				x = end - 1; /* the pair across the end is left */
-				continue;
-			}
-			x = (uint64_t)(uintptr_t)p;
-			win[7] = p[0];
-			win[8] = p[1];
-		} else if (!read_safe(x, win + 7, 2)) {
-			x++;
+		struct iovec local[SCAN_PAGES], remote[SCAN_PAGES];
+		size_t k = 0, want = 0;
+		for (; k < SCAN_PAGES && x + want < end; k++) {
+			uint64_t a = x + want;
+			size_t len = 4096 - (a & 4095);
+			if (len > end - a)
+				len = (size_t)(end - a);
+			local[k] = (struct iovec){ scan_buf + 8 + want, len };
+			remote[k] = (struct iovec){ (void *)(uintptr_t)a, len };
+			want += len;
+		}
+		long got = kp_user_readv(local, remote, k);
+		size_t n = got > 0 ? (size_t)got : 0;
+		int err = n ? scan_bytes(x, n, before, out) : 0;
+		if (err)
+			return err;
+		if (n < want) {
+			/* the page at x + n cannot be read: on after it */
+			x = ((x + n) | 4095) + 1;
+			before = false;
 			continue;
 		}
-		if (win[7] == 0x0f && win[8] == 0x05) {
-			bool have = x >= start + 7;
-			if (have)
-				memcpy(win, (const void *)(uintptr_t)(x - 7), 7);
-			else
-				have = read_safe(x - 7, win, 7);
-			if (have && stub_before(win)) {
-				kp_rw_stats.heuristic_sites++;
-				int err = kp_rw_list_add(out, x);
-				if (err)
-					return err;
-			}
-		}
-		x++;
+		/* the 8 bytes before x + n are scan_buf[n .. n + 8) */
+		memmove(scan_buf, scan_buf + n, 8);
+		before = before || n >= 8;
+		x += n;
 	}
+	uint8_t t[9]; /* the pair across the end, after its 7 bytes */
+	if (read_safe(end - 8, t, 9) && t[7] == 0x0f && t[8] == 0x05 && stub_before(t))
+		return add_heuristic_site(out, end - 1);
 	return 0;
 }
 
