@@ -57,12 +57,8 @@ static uint64_t now_ns(void)
 
 static void print_damage(struct listener *l)
 {
-	for (; l->printed_damage < l->m->n_damaged; l->printed_damage++) {
-		const struct kp_damage_entry *d = &l->m->damaged[l->printed_damage];
-		fprintf(stderr, "kanalyze: %s: %s at byte %" PRIu64 "%s\n", d->file,
-			d->reason, d->offset,
-			d->decompressed ? " of the decompressed stream" : "");
-	}
+	for (; l->printed_damage < l->m->n_damaged; l->printed_damage++)
+		kp_print_damage(stderr, &l->m->damaged[l->printed_damage]);
 }
 
 /* A socket left by a listener that is gone may be replaced; a live one not. */
@@ -171,10 +167,29 @@ static int accept_one(struct listener *l, int lfd)
 	return 0;
 }
 
-static void close_connection(struct listener *l, size_t i)
+/*
+ * still_open: the producer had not closed the connection when listening
+ * ended, so its streams are cut, not ended: it is still running.
+ */
+static void close_connection(struct listener *l, size_t i, bool still_open)
 {
 	struct connection *c = &l->conns[i];
 	int err = kp_reader_finish(c->reader);
+	if (!err && !kp_reader_records(c->reader) && !kp_reader_damaged(c->reader)) {
+		if (still_open) {
+			fprintf(stderr, "kanalyze: %s: nothing received before kanalyze stopped "
+				"listening (the producer is still running and has not "
+				"flushed yet)\n", c->name);
+			l->m->silent_live++;
+		} else {
+			err = kp_model_note_empty(l->m, c->name, "empty stream: the producer "
+						  "closed the connection without sending a "
+						  "record (killed before its first flush, or "
+						  "it could not write)");
+		}
+	} else if (!err && still_open) {
+		err = kp_model_note_live(l->m, c->name);
+	}
 	if (err == -ENOMEM)
 		fprintf(stderr, "kanalyze: %s: out of memory\n", c->name);
 	kp_reader_free(c->reader);
@@ -212,6 +227,7 @@ static void snapshot(struct listener *l, bool tty)
 {
 	const struct kp_report_opts *r = l->o->report;
 	struct kp_report_opts opts = *r;
+	opts.live = true;
 	if (tty && !opts.top) {
 		struct winsize ws;
 		opts.top = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 14 ?
@@ -318,7 +334,7 @@ int kp_listen(struct kp_model *m, const struct kp_listen_opts *o,
 				goto done;
 			}
 			if (r == 1) {
-				close_connection(&l, i);
+				close_connection(&l, i, false);
 				last_close = now_ns();
 			}
 		}
@@ -329,8 +345,8 @@ int kp_listen(struct kp_model *m, const struct kp_listen_opts *o,
 done:
 	/* Whatever is buffered of producers still connected is decoded. */
 	while (l.n_conns) {
-		read_connection(&l, &l.conns[l.n_conns - 1]);
-		close_connection(&l, l.n_conns - 1);
+		int r = read_connection(&l, &l.conns[l.n_conns - 1]);
+		close_connection(&l, l.n_conns - 1, r != 1);
 	}
 	print_damage(&l);
 	*connections = l.accepted;

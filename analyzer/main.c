@@ -110,8 +110,11 @@ static const char usage_text[] =
 "                        syscall (per syscall for events without descriptors);\n"
 "                        event records; --format=json for scripts\n"
 "      --html=FILE       one self-contained HTML report with SVG charts\n"
-"      --strict          missing records (sequence gaps) or drops are an\n"
-"                        error (exit 3)\n"
+"      --strict          any loss is an error (exit 3): records missing (gaps in\n"
+"                        sequence numbers), drop records, streams that ended\n"
+"                        without their exit record, empty or headerless\n"
+"                        inputs, fork children without a stream (and, for\n"
+"                        --diff and --coverage, in either trace)\n"
 "      --assert=EXPR     check the end state, repeatable: exit 4 naming the\n"
 "                        first that fails. EXPR: NAME OP NUMBER, OP one of\n"
 "                        == != < <= > >=, NAME one of pending_pipe_readers,\n"
@@ -127,15 +130,31 @@ static const char usage_text[] =
 "merged. JSON always has every column (times in ns, stream ids as hex\n"
 "strings), per-process profiles, drops and the list of damaged inputs.\n"
 "\n"
+"Losses: stderr names every stream that ended without its exit record\n"
+"('stream of pid N (sleep) ended without exit: killed or lost after byte B\n"
+"of FILE': the process was killed, or the rest of its trace was lost; its\n"
+"counts are those of its last flush), records missing in the middle of a\n"
+"stream, and every fork child without a stream of its own. Children are\n"
+"looked for when the inputs should hold the whole tree: a directory,\n"
+"several files, --listen, or kbpf-trace's output; not in one file of the\n"
+"shim, which holds one process image. An exec record ends a stream too, and\n"
+"so does kbpf-trace's exit record of a process still running when tracing\n"
+"ended (shown as detached). JSON lists them in \"unended\" and\n"
+"\"forks_without_stream\"; each process has \"ending\": exit, detached, exec,\n"
+"unknown, running (a --listen producer still connected at the end) or empty.\n"
+"\n"
 "Exit status:\n"
-"  0  profile printed, every input read completely\n"
+"  0  profile printed, every input read completely (losses the inputs\n"
+"     themselves show, see Losses above, are warnings without --strict)\n"
 "  1  usage error, no input could be read, or the output failed\n"
 "  2  profile printed, but an input was truncated or corrupt (the records\n"
 "     before the damage are used; a warning gives file and byte offset,\n"
-"     counted in the decompressed stream for gzip) or a PATH could not be\n"
-"     read while others could\n"
-"  3  --strict: records are missing (gaps in sequence numbers) or dropped\n"
-"  4  --assert: an assertion does not hold (named on stderr)\n"
+"     counted in the decompressed stream for gzip), or held no record at\n"
+"     all, or did not start with a header (a process whose trace never\n"
+"     arrived, or whose start is missing), or a PATH could not be read\n"
+"     while others could\n"
+"  3  --strict: a loss (see --strict), damaged input or not\n"
+"  4  --assert: an assertion does not hold (named on stderr), whatever else\n"
 "\n"
 "Examples:\n"
 "  LD_PRELOAD=build/libkprof.so KPROF_OUT=/tmp/t node app.js\n"
@@ -161,6 +180,7 @@ struct run {
 	size_t printed_damage;
 	size_t inputs_read;
 	size_t inputs_failed;
+	size_t dirs_read; /* PATHs that were directories */
 };
 
 static void usage_error(const char *fmt, const char *arg)
@@ -181,18 +201,30 @@ static int pick(const char *arg, const char *const *names, int n)
 static void print_new_damage(struct run *run)
 {
 	struct kp_model *m = &run->model;
-	for (; run->printed_damage < m->n_damaged; run->printed_damage++) {
-		const struct kp_damage_entry *d = &m->damaged[run->printed_damage];
-		fprintf(stderr, "kanalyze: %s: %s at byte %" PRIu64 "%s\n",
-			d->file, d->reason, d->offset,
-			d->decompressed ? " of the decompressed stream" : "");
-	}
+	for (; run->printed_damage < m->n_damaged; run->printed_damage++)
+		kp_print_damage(stderr, &m->damaged[run->printed_damage]);
 }
 
-/* 0, or -ENOMEM (fatal); unreadable files are counted, not returned. */
+/*
+ * 0, or -ENOMEM (fatal); unreadable files are counted, not returned. A
+ * file without one record and without damage is damage too: the producer
+ * creates its file when the process starts, so the process existed, and
+ * none of its trace arrived.
+ */
 static int read_file(struct run *run, const char *path)
 {
+	uint64_t records = run->model.records;
+	size_t damaged = run->model.n_damaged;
 	int err = kp_read_file(path, &run->ops);
+	if (!err && run->model.records == records && run->model.n_damaged == damaged) {
+		struct stat st;
+		bool zero = stat(path, &st) == 0 && st.st_size == 0;
+		err = kp_model_note_empty(&run->model, path, zero ?
+			"empty trace file: the process wrote nothing (killed before its "
+			"first flush, or its disk was full)" :
+			"no record in this trace file: the process wrote nothing (killed "
+			"before its first flush, or its disk was full)");
+	}
 	print_new_damage(run);
 	if (err == -ENOMEM)
 		return err;
@@ -260,6 +292,7 @@ static int read_path(struct run *run, const char *path)
 	}
 	if (!S_ISDIR(st.st_mode))
 		return read_file(run, path);
+	run->dirs_read++;
 	size_t found = 0;
 	int err = read_dir(run, path, 0, &found);
 	if (!err && found == 0) {
@@ -285,17 +318,49 @@ static int read_one(struct run *run, const char *path, bool keep_events)
 		fprintf(stderr, "kanalyze: no trace could be read from %s\n", path);
 		return EXIT_USAGE;
 	}
-	return 0;
+	run->model.whole_tree = run->dirs_read || run->model.files > 1;
+	return kp_model_check_forks(&run->model);
+}
+
+#define EXIT_STRICT 3
+
+/*
+ * Prints the losses no profile shows (records missing, streams without
+ * their end, fork children without a stream) and, with strict, the
+ * summary line (naming the trace, name, when there are two). Returns
+ * whether there was any loss, damaged inputs without a stream start
+ * included.
+ */
+static bool report_losses(const struct kp_model *m, const char *name, bool strict)
+{
+	uint64_t missing = kp_report_gaps(stderr, m);
+	struct kp_ends ends;
+	kp_report_ends(stderr, m, &ends);
+	bool lost = missing || m->drops || ends.unended || ends.orphans ||
+		    ends.silent_live || ends.no_start;
+	if (strict && lost)
+		fprintf(stderr, "kanalyze: --strict%s%s: %" PRIu64 " records missing, %" PRIu64
+			" drop records, %" PRIu64 " streams without exit, %" PRIu64
+			" inputs without a stream start, %" PRIu64
+			" fork children without a stream%s\n",
+			name ? " on " : "", name ? name : "", missing, m->drops,
+			ends.unended + ends.silent_live, ends.no_start, ends.orphans,
+			m->forks_checked ? "" : " (not checked: one file of the shim)");
+	return lost;
 }
 
 /* Exit status of a two-trace command (--coverage, --diff) that printed. */
-static int pair_status(const struct run *a, const struct run *b)
+static int pair_status(const struct run *a, const struct run *b, const char *path_a,
+		       const char *path_b, bool strict)
 {
+	bool lost_a = report_losses(&a->model, path_a, strict);
+	bool lost_b = report_losses(&b->model, path_b, strict);
+	if (strict && (lost_a || lost_b))
+		return EXIT_STRICT;
 	return a->model.n_damaged || a->inputs_failed || b->model.n_damaged ||
 			       b->inputs_failed ? EXIT_DAMAGED : 0;
 }
 
-#define EXIT_STRICT 3
 #define EXIT_ASSERT 4
 #define MAX_ASSERTS 32
 
@@ -632,15 +697,12 @@ static int print_views(struct cli *cli, struct kp_model *m, bool damaged)
 		fprintf(stderr, "kanalyze: cannot write the profile: %s\n", strerror(-err));
 		return EXIT_USAGE;
 	}
-	uint64_t missing = kp_report_gaps(stderr, m);
 	int status = check_asserts(cli, m);
+	bool lost = report_losses(m, NULL, cli->strict && !status);
 	if (status)
 		return status;
-	if (cli->strict && (missing || m->drops)) {
-		fprintf(stderr, "kanalyze: --strict: %" PRIu64 " records missing, %" PRIu64
-			" drop records\n", missing, m->drops);
+	if (cli->strict && lost)
 		return EXIT_STRICT;
-	}
 	return damaged ? EXIT_DAMAGED : 0;
 }
 
@@ -666,7 +728,7 @@ static int pair_main(const char *name, pair_report *report, bool b_after_start,
 	if (!err && fflush(stdout))
 		err = -errno;
 	if (err >= 0)
-		status = pair_status(&a, &b);
+		status = pair_status(&a, &b, path_a, path_b, cli->strict);
 out_b:
 	kp_model_free(&b.model);
 out_a:
@@ -765,6 +827,8 @@ int main(int argc, char **argv)
 			goto out_model;
 		}
 		run.inputs_read = 1;
+		/* every producer of the tree connects */
+		run.model.whole_tree = true;
 	} else {
 		for (int i = optind; i < argc && !err; i++)
 			err = read_path(&run, argv[i]);
@@ -775,6 +839,12 @@ int main(int argc, char **argv)
 	}
 	if (run.inputs_read == 0) {
 		fprintf(stderr, "kanalyze: no trace could be read\n");
+		goto out_model;
+	}
+	if (!cli.listen)
+		run.model.whole_tree = run.dirs_read || run.model.files > 1;
+	if ((err = kp_model_check_forks(&run.model))) {
+		fprintf(stderr, "kanalyze: %s\n", strerror(-err));
 		goto out_model;
 	}
 	if ((err = kp_filter_apply(&run.model, &cli.filter))) {

@@ -96,6 +96,11 @@ void kp_model_free(struct kp_model *m)
 		free(m->damaged[i].reason);
 	}
 	free(m->damaged);
+	for (size_t i = 0; i < m->n_sources; i++)
+		free(m->sources[i].name);
+	free(m->sources);
+	free(m->source_index);
+	free(m->forks);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -112,6 +117,7 @@ static void stream_free(struct kp_stream *s)
 	free(s->maps);
 	free(s->seq);
 	free(s->event_list);
+	free(s->empty_file);
 }
 
 /* Grows *array (of *cap elements of size elem) to hold at least need. */
@@ -130,26 +136,32 @@ static int grow(void **array, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static int add_damage(struct kp_model *m, const char *file, uint64_t offset,
-		      bool decompressed, const char *reason)
+/* Appends a copy of *e (its strings copied). */
+static int add_damage_entry(struct kp_model *m, const struct kp_damage_entry *e)
 {
-	size_t cap = m->n_damaged;
-	void *p = reallocarray(m->damaged, cap + 1, sizeof(*m->damaged));
+	void *p = reallocarray(m->damaged, m->n_damaged + 1, sizeof(*m->damaged));
 	if (!p)
 		return -ENOMEM;
 	m->damaged = p;
 	struct kp_damage_entry *d = &m->damaged[m->n_damaged];
-	d->file = strdup(file);
-	d->reason = strdup(reason);
+	*d = *e;
+	d->file = strdup(e->file);
+	d->reason = strdup(e->reason);
 	if (!d->file || !d->reason) {
 		free(d->file);
 		free(d->reason);
 		return -ENOMEM;
 	}
-	d->offset = offset;
-	d->decompressed = decompressed;
 	m->n_damaged++;
 	return 0;
+}
+
+static int add_damage(struct kp_model *m, const char *file, uint64_t offset,
+		      bool decompressed, const char *reason)
+{
+	return add_damage_entry(m, &(struct kp_damage_entry){
+		.file = (char *)file, .offset = offset,
+		.decompressed = decompressed, .reason = (char *)reason });
 }
 
 void kp_model_on_damage(const struct kp_damage *damage, void *model)
@@ -639,11 +651,13 @@ static int on_exit_record(struct kp_model *m, const msgpack_object *map,
 	uint64_t pid, id, fds[KP_FD_KINDS] = { 0 }, readers = 0, writers = 0,
 				   signal = 0;
 	int64_t status = -1;
+	bool detached = false;
 	int err;
 
 	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
 	    (err = NEED_UINT(map, "stream", &id, bad)) ||
 	    (err = want(kp_get_int(map, "status", &status), bad, "status", "integer")) ||
+	    (err = want(kp_get_bool(map, "detached", &detached), bad, "detached", "bool")) ||
 	    (err = GET_UINT(map, "signal", &signal, bad)) ||
 	    (err = GET_UINT(map, "pending_pipe_readers", &readers, bad)) ||
 	    (err = GET_UINT(map, "pending_pipe_writers", &writers, bad)))
@@ -662,6 +676,7 @@ static int on_exit_record(struct kp_model *m, const msgpack_object *map,
 	if ((err = stream_get(m, pid, id, &s)))
 		return err;
 	s->have_exit = true;
+	s->exit_detached = detached;
 	s->exit_status = status;
 	s->exit_signal = signal;
 	memcpy(s->fds, fds, sizeof(fds));
@@ -857,17 +872,112 @@ static int on_maps(struct kp_model *m, const msgpack_object *map,
 	return err;
 }
 
-/* Notes the record number; 0 or -ENOMEM. */
-static int seq_note(struct kp_model *m, const msgpack_object *map)
+static uint64_t name_hash(const char *name)
 {
-	uint64_t pid, id, seq;
-	if (kp_get_uint(map, "seq", &seq) || seq == 0 ||
-	    kp_get_uint(map, "pid", &pid) || kp_get_uint(map, "stream", &id))
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 0x100000001b3ULL;
+	return mix64(h);
+}
+
+static int sources_rehash(struct kp_model *m, size_t size)
+{
+	uint64_t *index = calloc(size, sizeof(*index));
+	if (!index)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_sources; i++) {
+		size_t h = name_hash(m->sources[i].name) & (size - 1);
+		while (index[h])
+			h = (h + 1) & (size - 1);
+		index[h] = i + 1;
+	}
+	free(m->source_index);
+	m->source_index = index;
+	m->source_index_size = size;
+	return 0;
+}
+
+/*
+ * The index of the input named source in m->sources. Records of a file
+ * come together, so the last one found is tried first; --listen
+ * connections interleave, hence the hash table.
+ */
+static int source_index(struct kp_model *m, const char *source, size_t *out)
+{
+	if (m->n_sources && strcmp(m->sources[m->last_source].name, source) == 0) {
+		*out = m->last_source;
 		return 0;
+	}
+	size_t h = 0;
+	if (m->source_index_size) {
+		h = name_hash(source) & (m->source_index_size - 1);
+		for (; m->source_index[h]; h = (h + 1) & (m->source_index_size - 1)) {
+			size_t i = m->source_index[h] - 1;
+			if (strcmp(m->sources[i].name, source) == 0) {
+				*out = m->last_source = i;
+				return 0;
+			}
+		}
+	}
+	int err = grow((void **)&m->sources, &m->cap_sources, m->n_sources + 1,
+		       sizeof(*m->sources));
+	if (err)
+		return err;
+	struct kp_source *src = &m->sources[m->n_sources];
+	src->live = false;
+	if (!(src->name = strdup(source)))
+		return -ENOMEM;
+	m->n_sources++;
+	if (m->n_sources * 2 > m->source_index_size) {
+		if ((err = sources_rehash(m, m->source_index_size ?
+						   m->source_index_size * 2 : 64))) {
+			free(src->name);
+			m->n_sources--;
+			return err;
+		}
+	} else {
+		m->source_index[h] = m->n_sources;
+	}
+	*out = m->last_source = m->n_sources - 1;
+	return 0;
+}
+
+/*
+ * Notes where the record ends when it is its stream's last so far, what it
+ * says about the stream's end (an exec, calls after it), and its record
+ * number; 0 or -ENOMEM.
+ */
+static int stream_note(struct kp_model *m, const struct kp_record *rec)
+{
+	uint64_t pid, id, seq = 0;
+	if (kp_get_uint(rec->map, "pid", &pid) || kp_get_uint(rec->map, "stream", &id))
+		return 0;
+	if (kp_get_uint(rec->map, "seq", &seq))
+		seq = 0;
 	struct kp_stream *s;
 	int err = stream_get(m, pid, id, &s);
 	if (err)
 		return err;
+	uint64_t key = seq ? seq : m->records;
+	if (key >= s->last_key) {
+		size_t src;
+		if ((err = source_index(m, rec->source, &src)))
+			return err;
+		s->last_key = key;
+		s->last_end = rec->offset + rec->size;
+		s->last_source = src;
+		s->last_decompressed = rec->decompressed;
+	}
+	if (strcmp(rec->type, "exec") == 0) {
+		if (key > s->exec_key)
+			s->exec_key = key;
+	} else if (strcmp(rec->type, "aggregate") == 0 || strcmp(rec->type, "events") == 0 ||
+		   strcmp(rec->type, "fork") == 0) {
+		if (key > s->activity_key)
+			s->activity_key = key;
+	}
+	if (!seq)
+		return 0;
 	/* Usually the next number: extend the last range. */
 	size_t i = s->n_seq;
 	while (i > 0 && s->seq[i - 1].first > seq)
@@ -938,12 +1048,133 @@ struct kp_stream *kp_model_find(struct kp_model *m, uint64_t pid, uint64_t id)
 	return NULL;
 }
 
+/* ---- how streams end ---- */
+
+/*
+ * EXE.PID.N.msgpack[.gz], the shim's and kbpf-trace's name of a file in a
+ * trace directory: *pid. false for any other name.
+ */
+static bool pid_of_file_name(const char *path, uint64_t *pid)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(base);
+	if (n > 11 && strcmp(base + n - 11, ".msgpack.gz") == 0)
+		n -= 11;
+	else if (n > 8 && strcmp(base + n - 8, ".msgpack") == 0)
+		n -= 8;
+	else
+		return false;
+	/* backwards: digits of N, '.', digits of PID, '.', a non-empty EXE */
+	size_t i = n, digits = 0;
+	while (i > 0 && base[i - 1] >= '0' && base[i - 1] <= '9')
+		i--, digits++;
+	if (!digits || i == 0 || base[--i] != '.')
+		return false;
+	size_t pid_end = i;
+	digits = 0;
+	while (i > 0 && base[i - 1] >= '0' && base[i - 1] <= '9')
+		i--, digits++;
+	if (!digits || digits > 10 || i < 2 || base[i - 1] != '.')
+		return false;
+	uint64_t v = 0;
+	for (size_t k = i; k < pid_end; k++)
+		v = v * 10 + (uint64_t)(base[k] - '0');
+	if (!v || v > INT_MAX)
+		return false;
+	*pid = v;
+	return true;
+}
+
+int kp_model_note_empty(struct kp_model *m, const char *source, const char *reason)
+{
+	int err = add_damage_entry(m, &(struct kp_damage_entry){
+		.file = (char *)source, .no_start = true, .whole_input = true,
+		.reason = (char *)reason });
+	uint64_t pid;
+	if (err || !pid_of_file_name(source, &pid))
+		return err;
+	/* stream id 0: unknown, the header never made it */
+	struct kp_stream *s;
+	if ((err = stream_get(m, pid, 0, &s)))
+		return err;
+	if (!s->empty_file && !(s->empty_file = strdup(source)))
+		return -ENOMEM;
+	return 0;
+}
+
+int kp_model_note_live(struct kp_model *m, const char *source)
+{
+	for (size_t i = 0; i < m->n_sources; i++)
+		if (strcmp(m->sources[i].name, source) == 0)
+			m->sources[i].live = true;
+	return 0;
+}
+
+bool kp_stream_ended(const struct kp_stream *s)
+{
+	return s->have_exit || (s->exec_path && s->exec_key > s->activity_key);
+}
+
+bool kp_stream_unended(const struct kp_stream *s)
+{
+	return !kp_stream_ended(s) && !s->empty_file;
+}
+
+bool kp_model_has_pid(const struct kp_model *m, uint64_t pid)
+{
+	for (size_t i = 0; i < m->n_streams; i++)
+		if (m->streams[i].pid == pid)
+			return true;
+	return false;
+}
+
+bool kp_model_fork_orphan(const struct kp_model *m, const struct kp_fork_note *f)
+{
+	/* a filter (--pid) that left the parent out leaves its children out */
+	return f->orphan && kp_model_has_pid(m, f->pid);
+}
+
+static int u64_order(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int kp_model_check_forks(struct kp_model *m)
+{
+	bool whole = m->whole_tree;
+	/* kbpf-trace follows the whole tree into its output */
+	for (size_t i = 0; !whole && i < m->n_streams; i++)
+		whole = m->streams[i].producer && strcmp(m->streams[i].producer, "bpf") == 0;
+	m->forks_checked = whole;
+	if (!whole || !m->n_forks)
+		return 0;
+	uint64_t *pids = calloc(m->n_streams + 1, sizeof(*pids));
+	if (!pids)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_streams; i++)
+		pids[i] = m->streams[i].pid;
+	qsort(pids, m->n_streams, sizeof(*pids), u64_order);
+	for (size_t i = 0; i < m->n_forks; i++) {
+		struct kp_fork_note *f = &m->forks[i];
+		f->orphan = !bsearch(&f->child, pids, m->n_streams, sizeof(*pids), u64_order);
+		/* the same record read twice (a file given twice) counts once */
+		for (size_t k = 0; f->orphan && k < i; k++)
+			if (m->forks[k].orphan && m->forks[k].pid == f->pid &&
+			    m->forks[k].child == f->child)
+				f->orphan = false;
+	}
+	free(pids);
+	return 0;
+}
+
 /* fork and exec: only checked; the header links of the new streams
  * already say what they say. */
 static int on_lifecycle(struct kp_model *m, const char *type,
 			const msgpack_object *map, struct bad *bad)
 {
-	uint64_t u, pid, id = 0;
+	uint64_t u = 0, pid, id = 0;
 	int err;
 	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
 	    (err = GET_UINT(map, "stream", &id, bad)) ||
@@ -957,6 +1188,19 @@ static int on_lifecycle(struct kp_model *m, const char *type,
 			bad->want = "string";
 			return -EINVAL;
 		}
+	}
+	if (strcmp(type, "fork") == 0 && u) {
+		if ((err = grow((void **)&m->forks, &m->cap_forks, m->n_forks + 1,
+				sizeof(*m->forks))))
+			return err;
+		struct kp_fork_note *f = &m->forks[m->n_forks++];
+		memset(f, 0, sizeof(*f));
+		f->pid = pid;
+		f->stream = id;
+		f->child = u;
+		const msgpack_object *how = kp_map_get(map, "how");
+		for (uint32_t i = 0; how && i < how->via.str.size && i + 1 < sizeof(f->how); i++)
+			f->how[i] = how->via.str.ptr[i] ? how->via.str.ptr[i] : '?';
 	}
 	if (strcmp(type, "exec") == 0 && id) {
 		struct kp_stream *s;
@@ -1015,6 +1259,18 @@ int kp_model_on_record(const struct kp_record *rec, void *model)
 	int err;
 
 	m->records++;
+	/* The first record of an input starts it: a stream's header. */
+	if (rec->offset == 0 && strcmp(rec->type, "header") != 0) {
+		char why[160];
+		snprintf(why, sizeof(why), "headerless trace: its first record is %s %s "
+			 "record, not a header (the start of the stream is missing)",
+			 strchr("aeiou", rec->type[0]) ? "an" : "a", rec->type);
+		err = add_damage_entry(m, &(struct kp_damage_entry){
+			.file = (char *)rec->source, .decompressed = rec->decompressed,
+			.no_start = true, .whole_input = true, .reason = why });
+		if (err)
+			return err;
+	}
 	if (strcmp(rec->type, "aggregate") == 0)
 		err = on_aggregate(m, rec->map, &bad);
 	else if (strcmp(rec->type, "header") == 0)
@@ -1033,10 +1289,10 @@ int kp_model_on_record(const struct kp_record *rec, void *model)
 		err = on_own(m, rec->map, &bad);
 	else {
 		m->unknown_records++;
-		return seq_note(m, rec->map);
+		return stream_note(m, rec);
 	}
 	if (!err)
-		err = seq_note(m, rec->map);
+		err = stream_note(m, rec);
 	if (err != -EINVAL)
 		return err;
 	char why[160];

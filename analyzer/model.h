@@ -96,7 +96,21 @@ struct kp_stream {
 	char **argv;
 	size_t argc;
 	bool have_exit;
+	bool exit_detached; /* kbpf-trace: tracing ended while it went on running */
 	char *exec_path; /* the image replaced itself with this (exec record) */
+	/*
+	 * Where the stream's last record ends (the one with the highest seq;
+	 * without seq, the last one read): a stream that did not end is
+	 * reported as lost after this byte of that input. Keys are seq, or
+	 * the model's record count for records without one.
+	 */
+	uint64_t last_key, last_end;
+	size_t last_source; /* index into kp_model.sources */
+	bool last_decompressed;
+	/* an exec record followed by calls: the exec failed, the image went on */
+	uint64_t exec_key, activity_key;
+	/* a stand-in for an empty trace file named after this pid (no record) */
+	char *empty_file;
 	int64_t exit_status;
 	uint64_t exit_signal;
 	uint64_t fds[KP_FD_KINDS];
@@ -118,7 +132,24 @@ struct kp_damage_entry {
 	char *file;
 	uint64_t offset;
 	bool decompressed;
+	/* no stream starts in this input: empty, or its first record is not
+	 * a header (--strict fails on these) */
+	bool no_start;
+	bool whole_input; /* the reason is about the input, not a byte of it */
 	char *reason;
+};
+
+/* An input records came from (a file, or a --listen connection). */
+struct kp_source {
+	char *name;
+	bool live; /* a connection still open when kanalyze stopped listening */
+};
+
+/* A fork record: the child pid should have a stream of its own. */
+struct kp_fork_note {
+	uint64_t pid, stream, child;
+	char how[24];
+	bool orphan; /* no stream of the child pid in the inputs (kp_model_check_forks) */
 };
 
 struct kp_model {
@@ -134,6 +165,19 @@ struct kp_model {
 
 	struct kp_damage_entry *damaged;
 	size_t n_damaged;
+
+	struct kp_source *sources;
+	size_t n_sources, cap_sources, last_source;
+	uint64_t *source_index; /* open addressing by name: slot + 1, 0 = empty */
+	size_t source_index_size;
+	struct kp_fork_note *forks;
+	size_t n_forks, cap_forks;
+	/* the inputs should hold the whole traced tree (a directory, several
+	 * files, --listen, kbpf-trace): a fork child without a stream counts */
+	bool whole_tree;
+	bool forks_checked;
+	/* --listen connections still open at the end that sent no record */
+	uint64_t silent_live;
 
 	bool keep_events;  /* store every event (timeline, event filters) */
 	bool keep_history; /* store every aggregate (time series) */
@@ -166,6 +210,26 @@ void kp_model_free(struct kp_model *m);
 /* Reader callbacks: records go into the model, damage into m->damaged. */
 int kp_model_on_record(const struct kp_record *rec, void *model);
 void kp_model_on_damage(const struct kp_damage *damage, void *model);
+
+/*
+ * An input without a stream start: nothing in it at all (reason says
+ * why that happens). Counted as damage; when the name is the shim's
+ * (EXE.PID.N.msgpack[.gz]) the process gets a stand-in stream so that
+ * per-process views show it. 0 or -ENOMEM.
+ */
+int kp_model_note_empty(struct kp_model *m, const char *source, const char *reason);
+/* A --listen connection still open when listening ended. 0 or -ENOMEM. */
+int kp_model_note_live(struct kp_model *m, const char *source);
+/* Whether the stream ended: exit record, or an exec nothing followed. */
+bool kp_stream_ended(const struct kp_stream *s);
+/* Not ended, and not the stand-in of an empty file (reported as damage). */
+bool kp_stream_unended(const struct kp_stream *s);
+/* Marks fork records whose child pid has no stream. Call before filters. */
+int kp_model_check_forks(struct kp_model *m);
+/* A fork record to report: its child has no stream, its parent is shown. */
+bool kp_model_fork_orphan(const struct kp_model *m, const struct kp_fork_note *f);
+/* Any stream of this pid (linear). */
+bool kp_model_has_pid(const struct kp_model *m, uint64_t pid);
 
 /* Streams in a stable order: by header time, then pid, then stream. */
 void kp_model_sort_streams(struct kp_model *m);

@@ -30,6 +30,9 @@ void kp_report_label(char *buf, size_t size, const struct kp_stream *s,
 		n = snprintf(buf, size, "pid %" PRIu64 " thread %" PRIu64
 			     " (tid %" PRIu64 "%s)", s->pid, t->thread, t->tid,
 			     t->exited ? ", exited" : "");
+	else if (s->empty_file)
+		n = snprintf(buf, size, "pid %" PRIu64 " (empty trace file %s)", s->pid,
+			     s->empty_file);
 	else if (s->have_header)
 		n = snprintf(buf, size, "pid %" PRIu64 " (ppid %" PRIu64 ", %s)",
 			     s->pid, s->ppid, s->origin ? s->origin : "?");
@@ -39,6 +42,49 @@ void kp_report_label(char *buf, size_t size, const struct kp_stream *s,
 		n += snprintf(buf + n, size - (size_t)n, " %s", s->argv[i]);
 	if (s->argc == 0 && s->exe && n >= 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, " %s", s->exe);
+}
+
+void kp_print_damage(FILE *out, const struct kp_damage_entry *d)
+{
+	if (d->whole_input)
+		fprintf(out, "kanalyze: %s: %s\n", d->file, d->reason);
+	else
+		fprintf(out, "kanalyze: %s: %s at byte %" PRIu64 "%s\n", d->file,
+			d->reason, d->offset,
+			d->decompressed ? " of the decompressed stream" : "");
+}
+
+const char *kp_stream_name(const struct kp_stream *s)
+{
+	const char *path = s->exe && *s->exe ? s->exe :
+			   s->argc && *s->argv[0] ? s->argv[0] : NULL;
+	if (!path)
+		return "no header";
+	const char *base = strrchr(path, '/');
+	return base && base[1] ? base + 1 : path;
+}
+
+void kp_report_unended_why(char *buf, size_t size, const struct kp_model *m,
+			   const struct kp_stream *s)
+{
+	bool bpf = s->producer && strcmp(s->producer, "bpf") == 0;
+	if (!s->last_key || s->last_source >= m->n_sources) {
+		snprintf(buf, size, "killed or lost (no whole record of it was read)");
+		return;
+	}
+	const struct kp_source *src = &m->sources[s->last_source];
+	/*
+	 * kbpf-trace writes an exit record for every stream it followed, also
+	 * for a killed process (with its signal) and for one still running
+	 * when tracing ends ("detached"): without one, kbpf-trace itself was
+	 * stopped, or its output lost.
+	 */
+	const char *why =
+		src->live ? "still running when kanalyze stopped listening," :
+		bpf ? "kbpf-trace stopped before it ended the stream, or the rest was lost," :
+		      "killed or lost";
+	snprintf(buf, size, "%s after byte %" PRIu64 " of %s%s", why, s->last_end,
+		 s->last_decompressed ? "the decompressed stream of " : "", src->name);
 }
 
 void kp_report_errnos(char *buf, size_t size, const struct kp_row *r)

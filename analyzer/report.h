@@ -24,6 +24,7 @@ struct kp_report_opts {
 	bool top_given; /* --top on the command line (--sites has its own default) */
 	bool errors;
 	bool percentiles;
+	bool live; /* a --listen snapshot: streams without exit are running */
 };
 
 int kp_report_table(FILE *out, const struct kp_model *m,
@@ -48,6 +49,14 @@ size_t kp_report_rows(const struct kp_profile *p,
  * ..." with a thread. */
 void kp_report_label(char *buf, size_t size, const struct kp_stream *s,
 		     const struct kp_thread *t);
+/* One damage warning on stderr: "kanalyze: FILE: REASON at byte N". */
+void kp_print_damage(FILE *out, const struct kp_damage_entry *d);
+/* "sleep": basename of the stream's exe (or argv[0]); "no header". */
+const char *kp_stream_name(const struct kp_stream *s);
+/* For a stream that did not end (kp_stream_unended), what follows "ended
+ * without exit: ": "killed or lost after byte 4096 of FILE". */
+void kp_report_unended_why(char *buf, size_t size, const struct kp_model *m,
+			   const struct kp_stream *s);
 /* The footer lines of DESIGN.md and more, each as prefix + text + "\n". */
 void kp_report_footer(FILE *out, const struct kp_model *m, const char *prefix);
 /* "EAGAIN 7, ENOENT 3" */

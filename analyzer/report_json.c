@@ -174,6 +174,63 @@ static json_t *fds_json(const uint64_t fds[KP_FD_KINDS], int *err)
 	return o;
 }
 
+/* How a stream ended ("ending"): "exit", "detached" (tracing ended first), "exec",
+ * "running" (a --listen connection still open), "unknown" (no end record:
+ * killed or lost), "empty" (the stand-in of an empty trace file). */
+static const char *end_name(const struct kp_model *m, const struct kp_stream *s)
+{
+	if (s->empty_file)
+		return "empty";
+	if (s->have_exit)
+		return s->exit_detached ? "detached" : "exit";
+	if (kp_stream_ended(s))
+		return "exec";
+	if (s->last_key && s->last_source < m->n_sources && m->sources[s->last_source].live)
+		return "running";
+	return "unknown";
+}
+
+/* Streams without their end, as kanalyze's warnings name them. */
+static json_t *unended_json(const struct kp_model *m, int *err)
+{
+	json_t *list = json_array();
+	for (size_t i = 0; list && i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		if (!kp_stream_unended(s))
+			continue;
+		bool known = s->last_key && s->last_source < m->n_sources;
+		json_t *j = json_object();
+		set(j, "pid", jint(s->pid), err);
+		set(j, "stream", jid(s->stream), err);
+		set(j, "exe", jstr(s->exe), err);
+		set(j, "name", jstr(kp_stream_name(s)), err);
+		set(j, "producer", jstr(s->producer), err);
+		set(j, "file", known ? jstr(m->sources[s->last_source].name) : json_null(), err);
+		set(j, "byte", known ? jint(s->last_end) : json_null(), err);
+		set(j, "decompressed", json_boolean(known && s->last_decompressed), err);
+		set(j, "ending", jstr(end_name(m, s)), err);
+		append(list, j, err);
+	}
+	return list;
+}
+
+static json_t *orphans_json(const struct kp_model *m, int *err)
+{
+	json_t *list = json_array();
+	for (size_t i = 0; list && i < m->n_forks; i++) {
+		const struct kp_fork_note *f = &m->forks[i];
+		if (!kp_model_fork_orphan(m, f))
+			continue;
+		json_t *j = json_object();
+		set(j, "pid", jint(f->pid), err);
+		set(j, "stream", jid(f->stream), err);
+		set(j, "child", jint(f->child), err);
+		set(j, "how", jstr(f->how[0] ? f->how : "fork"), err);
+		append(list, j, err);
+	}
+	return list;
+}
+
 static json_t *stream_json(const struct kp_model *m, const struct kp_stream *s,
 			   const struct kp_report_opts *o, int *err)
 {
@@ -199,6 +256,8 @@ static json_t *stream_json(const struct kp_model *m, const struct kp_stream *s,
 	set(j, "exit_status", s->have_exit ? json_integer(s->exit_status) :
 					      json_null(), err);
 	set(j, "exec_path", s->exec_path ? jstr(s->exec_path) : json_null(), err);
+	set(j, "ending", jstr(end_name(m, s)), err);
+	set(j, "empty_file", jstr(s->empty_file), err);
 	set(j, "exit_signal", s->have_exit ? jint(s->exit_signal) : json_null(),
 	    err);
 	set(j, "fds_at_exit", s->have_exit ? fds_json(s->fds, err) : json_null(),
@@ -282,10 +341,14 @@ int kp_report_json(FILE *out, const struct kp_model *m,
 			set(dj, "offset", jint(d->offset), &err);
 			set(dj, "decompressed", json_boolean(d->decompressed), &err);
 			set(dj, "reason", jstr(d->reason), &err);
+			set(dj, "no_stream_start", json_boolean(d->no_start), &err);
 		}
 		append(damaged, dj, &err);
 	}
 	set(root, "damaged", damaged, &err);
+	set(root, "unended", unended_json(m, &err), &err);
+	set(root, "fork_children_checked", json_boolean(m->forks_checked), &err);
+	set(root, "forks_without_stream", orphans_json(m, &err), &err);
 
 	json_t *counts = json_object();
 	if (counts) {

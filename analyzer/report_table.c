@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,22 +137,37 @@ static int print_profile(FILE *out, const struct kp_profile *p,
 	return 0;
 }
 
-static void print_exit(FILE *out, const struct kp_stream *s)
+static void print_exit(FILE *out, const struct kp_model *m, const struct kp_stream *s,
+		       const struct kp_report_opts *o)
 {
-	if (!s->have_exit && s->exec_path) {
+	if (s->empty_file) {
+		fprintf(out, "No records: status unknown (the trace file is empty)\n");
+		return;
+	}
+	if (!s->have_exit && kp_stream_ended(s)) {
 		fprintf(out, "Replaced by exec of %s\n", s->exec_path);
 		return;
 	}
-	if (!s->have_exit) {
-		fprintf(out, "No exit record (still running, or the trace ends early)\n");
+	if (!s->have_exit && o->live) {
+		fprintf(out, "No exit record yet (running)\n");
 		return;
 	}
-	fprintf(out, "Exit status %" PRId64, s->exit_status);
+	if (!s->have_exit) {
+		char why[PATH_MAX + 160];
+		kp_report_unended_why(why, sizeof(why), m, s);
+		fprintf(out, "No exit record: status unknown (%s)\n", why);
+		return;
+	}
+	if (s->exit_detached)
+		fprintf(out, "Still running when tracing ended (detached)");
+	else
+		fprintf(out, "Exit status %" PRId64, s->exit_status);
 	if (s->exit_signal)
 		fprintf(out, ", signal %" PRIu64, s->exit_signal);
-	fprintf(out, "; open at exit: pipe %" PRIu64 ", socket %" PRIu64
+	fprintf(out, "; open at %s: pipe %" PRIu64 ", socket %" PRIu64
 		", file %" PRIu64 ", other %" PRIu64
 		"; pending pipe readers: %" PRIu64 ", writers: %" PRIu64 "\n",
+		s->exit_detached ? "the end of tracing" : "exit",
 		s->fds[KP_FD_PIPE], s->fds[KP_FD_SOCKET], s->fds[KP_FD_FILE],
 		s->fds[KP_FD_OTHER], s->pending_pipe_readers,
 		s->pending_pipe_writers);
@@ -170,7 +186,7 @@ static int print_section(FILE *out, const struct kp_model *m,
 	fprintf(out, "--- %s ---\n", label);
 	err = print_profile(out, &p, o);
 	if (!err && !t)
-		print_exit(out, s);
+		print_exit(out, m, s, o);
 	fputc('\n', out);
 	kp_profile_free(&p);
 	return err;

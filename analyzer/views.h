@@ -81,6 +81,16 @@ int kp_assert_check(const struct kp_model *m, const char *expr, char *why,
 /* gaps.c: missing records by sequence number (and drops). */
 uint64_t kp_report_gaps(FILE *out, const struct kp_model *m);
 
+/* ends.c: streams without their end, fork children without a stream. */
+struct kp_ends {
+	uint64_t unended;     /* streams reported as ended without exit */
+	uint64_t orphans;     /* fork children reported as without a stream */
+	uint64_t silent_live; /* --listen connections still open, nothing received */
+	uint64_t no_start;    /* inputs without a stream start (empty, headerless) */
+};
+/* Prints one line per unended stream and per child without a stream. */
+void kp_report_ends(FILE *out, const struct kp_model *m, struct kp_ends *ends);
+
 /* blocking.c: EAGAIN retries per logical operation, from events; per
  * descriptor kind when the events carry it. Table, or JSON with o. */
 int kp_report_blocking(FILE *out, const struct kp_model *m,

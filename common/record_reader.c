@@ -199,7 +199,7 @@ static void stop_with_damage(struct kp_reader *r, uint64_t offset,
 }
 
 static int deliver(struct kp_reader *r, const msgpack_object *o,
-		   uint64_t offset)
+		   uint64_t offset, uint64_t size)
 {
 	char type[64];
 
@@ -229,6 +229,7 @@ static int deliver(struct kp_reader *r, const msgpack_object *o,
 		.type = type,
 		.map = o,
 		.offset = offset,
+		.size = size,
 		.decompressed = r->mode == MODE_GZIP,
 	};
 	return r->ops.on_record(&rec, r->ops.ctx);
@@ -280,7 +281,7 @@ static int decode_buffered(struct kp_reader *r)
 		}
 		uint64_t offset = r->offset;
 		r->offset += len;
-		int err = deliver(r, &obj, offset);
+		int err = deliver(r, &obj, offset, len);
 		msgpack_zone_clear(&r->zone);
 		r->off += len;
 		if (err)

@@ -33,6 +33,7 @@ struct kp_record {
 	const char *type;	   /* NUL-terminated copy of the "type" value */
 	const msgpack_object *map; /* the whole record, a MAP */
 	uint64_t offset;	   /* first byte of the record in the stream */
+	uint64_t size;		   /* its bytes: the next record starts at offset + size */
 	bool decompressed;	   /* offset counts decompressed bytes */
 };
 

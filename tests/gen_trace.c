@@ -10,8 +10,17 @@
  * some calls out of them, which kanalyze must show as "unknown") and
  * six-element events to process b (expected values: t_analyze_kinds.sh).
  *
+ * How streams end (t_analyze_unended.sh): --seq numbers every record
+ * (`seq`), --seq-gap=N also skips N numbers after process a's first
+ * aggregate (records lost in the middle, as a full disk does);
+ * --orphan adds a posix_spawn fork record of process a for child 4242,
+ * which has no stream; --no-exit leaves out both exit records;
+ * --producer=NAME and --detached (process a's exit says it was still
+ * running when tracing ended) make the headers and exit kbpf-trace's.
+ *
  * Usage: gen_trace [--gzip] [--two-members] [--process=a|b|all]
- *                  [--unknown] [--kinds] OUT
+ *                  [--unknown] [--kinds] [--seq] [--seq-gap=N] [--orphan]
+ *                  [--no-exit] [--producer=NAME] [--detached] OUT
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,6 +33,10 @@
 
 #define STREAM_A 0xa1a2a3a4a5a6a7a8ULL /* > INT64_MAX on purpose */
 #define STREAM_B 0x0000000000b1b2b3ULL
+
+static bool with_seq, orphan, no_exit, detached;
+static uint64_t seq_gap, seq_a, seq_b;
+static const char *producer = "preload";
 
 static msgpack_sbuffer sbuf;
 static msgpack_packer pk;
@@ -91,11 +104,13 @@ static void kv_str(const char *k, const char *v)
 static void begin(const char *type, unsigned nkeys, uint64_t pid,
 		  uint64_t stream, uint64_t time_ns)
 {
-	msgpack_pack_map(&pk, nkeys + 4);
+	msgpack_pack_map(&pk, nkeys + 4 + with_seq);
 	kv_str("type", type);
 	kv_uint("pid", pid);
 	kv_uint("stream", stream);
 	kv_uint("time_ns", time_ns);
+	if (with_seq)
+		kv_uint("seq", pid == 100 ? ++seq_a : ++seq_b);
 }
 
 static void header(uint64_t pid, uint64_t stream, uint64_t ppid,
@@ -104,7 +119,7 @@ static void header(uint64_t pid, uint64_t stream, uint64_t ppid,
 {
 	begin("header", 15, pid, stream, t);
 	kv_uint("version", 1);
-	kv_str("producer", "preload");
+	kv_str("producer", producer);
 	kv_uint("ppid", ppid);
 	kv_str("origin", origin);
 	kv_uint("parent_stream", parent);
@@ -210,7 +225,14 @@ static void exit_record(uint64_t pid, uint64_t stream, uint64_t t, int status,
 			uint64_t file, uint64_t pipe, uint64_t sock,
 			uint64_t readers, uint64_t writers)
 {
-	begin("exit", 5, pid, stream, t);
+	if (no_exit)
+		return;
+	bool detach = detached && pid == 100;
+	begin("exit", 5 + detach, pid, stream, t);
+	if (detach) {
+		str("detached");
+		msgpack_pack_true(&pk);
+	}
 	str("status");
 	msgpack_pack_int(&pk, status);
 	kv_uint("signal", 0);
@@ -232,6 +254,13 @@ static void process_a(void)
 	const struct sc early[] = { { 0, 5, 1000, 100, 300, 0, 0, 0, 0, 0, 0 },
 				    { 1, 400, 9999999, 1, 1, 0, 0, 0, 0, 0, 0 } };
 	aggregate(100, STREAM_A, 1, 100, 2000, false, early, 2);
+	seq_a += seq_gap;
+	if (orphan) {
+		begin("fork", 2, 100, STREAM_A, 2400);
+		kv_uint("child", 4242);
+		kv_str("how", "posix_spawn");
+		flush_record();
+	}
 	begin("fork", 2, 100, STREAM_A, 2500);
 	kv_uint("child", 101);
 	kv_str("how", "fork");
@@ -360,13 +389,27 @@ int main(int argc, char **argv)
 			unknown = true;
 		else if (strcmp(argv[i], "--kinds") == 0)
 			with_kinds = true;
+		else if (strcmp(argv[i], "--seq") == 0)
+			with_seq = true;
+		else if (strncmp(argv[i], "--seq-gap=", 10) == 0)
+			with_seq = true, seq_gap = strtoull(argv[i] + 10, NULL, 10);
+		else if (strcmp(argv[i], "--orphan") == 0)
+			orphan = true;
+		else if (strcmp(argv[i], "--no-exit") == 0)
+			no_exit = true;
+		else if (strcmp(argv[i], "--detached") == 0)
+			detached = true;
+		else if (strncmp(argv[i], "--producer=", 11) == 0)
+			producer = argv[i] + 11;
 		else if (strncmp(argv[i], "--process=", 10) == 0)
 			which = argv[i] + 10;
 		else if (argv[i][0] != '-' && !path)
 			path = argv[i];
 		else {
 			fprintf(stderr, "usage: gen_trace [--gzip] [--two-members] "
-				"[--process=a|b|all] [--unknown] [--kinds] OUT\n");
+				"[--process=a|b|all] [--unknown] [--kinds] [--seq] "
+				"[--seq-gap=N] [--orphan] [--no-exit] [--producer=NAME] "
+				"[--detached] OUT\n");
 			return 99;
 		}
 	}

@@ -139,7 +139,7 @@ head -c 2000 fx.msgpack > cut.msgpack
 rc=0; "$KANALYZE" --format=json cut.msgpack > cut.json 2> cut.err || rc=$?
 expect_eq "truncated trace exit" 2 "$rc"
 grep -q 'cut.msgpack: truncated record at byte 1891$' cut.err || fail "truncation message: $(cat cut.err)"
-expect_eq "truncated JSON damaged" '[{"file":"cut.msgpack","offset":1891,"decompressed":false,"reason":"truncated record"}]' "$(jq -c .damaged cut.json)"
+expect_eq "truncated JSON damaged" '[{"file":"cut.msgpack","offset":1891,"decompressed":false,"reason":"truncated record","no_stream_start":false}]' "$(jq -c .damaged cut.json)"
 head -c $(( $(stat -c %s fx.msgpack.gz) / 2 )) fx.msgpack.gz > cut.msgpack.gz
 rc=0; "$KANALYZE" cut.msgpack.gz > /dev/null 2> cutgz.err || rc=$?
 expect_eq "truncated gzip exit" 2 "$rc"
@@ -162,8 +162,10 @@ mkdir empty
 rc=0; "$KANALYZE" empty 2>/dev/null || rc=$?
 expect_eq "directory without traces exit" 1 "$rc"
 : > zero.msgpack
-rc=0; "$KANALYZE" zero.msgpack > zero.txt || rc=$?
-expect_eq "empty file exit" 0 "$rc"
+# an empty file is a process whose trace never arrived: damaged input
+rc=0; "$KANALYZE" zero.msgpack > zero.txt 2> zero.err || rc=$?
+expect_eq "empty file exit" 2 "$rc"
+expect_eq "empty file message" "kanalyze: zero.msgpack: empty trace file: the process wrote nothing (killed before its first flush, or its disk was full)" "$(cat zero.err)"
 grep -q '^TOTAL  *0 ' zero.txt || fail "empty file profile"
 "$KANALYZE" --help > help.txt
 grep -q '^Examples:' help.txt && grep -q '^Exit status:' help.txt || fail "--help lacks examples or exit status"

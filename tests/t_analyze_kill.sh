@@ -8,13 +8,15 @@ sock=$PWD/k.sock
 listener=$!
 for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "listener did not create $sock"
-# The victim flushes every 10 ms and keeps going until killed.
-KPROF_INTERVAL_MS=10 LD_PRELOAD=$SHIM KPROF_OUT=unix:$sock \
-	"$BUILD/tests/getppid_loop" 2000000000 > /dev/null &
-victim=$!
+# The victim flushes every 10 ms and keeps going until killed, with its
+# process group (the shim's output process too: alone it would write the
+# victim's end itself), so its stream stops mid-run.
+setsid bash -c 'echo $$ > victim.pid; exec env KPROF_INTERVAL_MS=10 LD_PRELOAD="$1" KPROF_OUT="$2" "$3" 2000000000' \
+	_ "$SHIM" "unix:$sock" "$BUILD/tests/getppid_loop" > /dev/null &
 sleep 0.5
-kill -KILL $victim
-wait $victim 2>/dev/null || true
+victim=$(cat victim.pid)
+kill -KILL -- -"$victim"
+wait $! 2>/dev/null || true
 for n in 1000 2000; do
 	LD_PRELOAD=$SHIM KPROF_OUT=unix:$sock "$BUILD/tests/getppid_loop" $n > /dev/null
 done
@@ -34,6 +36,9 @@ total=$(awk '/^getppid /{print $3}' final.txt)
 echo "ok: getppid total $total (3000 + the victim's)"
 grep -q 'Open at exit: .*(2 of 3 streams exited)' final.txt || fail "exit records: $(grep 'Open at exit' final.txt)"
 echo "ok: the killed producer has no exit record, the others do"
+grep -Eq "^kanalyze: stream of pid $victim \(getppid_loop\) ended without exit: killed or lost after byte [0-9]+ of connection [0-9]+ \(pid [0-9]+\)\$" live.err ||
+	fail "the killed producer's stream is not reported: $(cat live.err)"
+echo "ok: $(grep 'ended without exit' live.err)"
 
 # A producer killed in the middle of a record loses only that record: a
 # real trace with periodic aggregates is sent up to the middle of one of

@@ -1,9 +1,10 @@
 /*
  * libFuzzer target: the record decoder (common/record_reader.c) and what
  * kanalyze builds from its records (analyzer/model.c, the table and JSON
- * reports). The input is a record stream; the first byte chooses how it
- * is cut into kp_reader_feed() pieces, so that records split across feeds
- * are exercised too. Gzip input has its own target (fuzz_gzip.c).
+ * reports, the report of how streams end). The input is a record stream;
+ * the first byte chooses how it is cut into kp_reader_feed() pieces, so
+ * that records split across feeds are exercised too. Gzip input has its
+ * own target (fuzz_gzip.c).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "model.h"
 #include "record_reader.h"
 #include "report.h"
+#include "views.h"
 
 static FILE *devnull;
 
@@ -36,6 +38,8 @@ static void consume(const uint8_t *data, size_t size, size_t piece)
 			kp_reader_finish(r);
 		kp_reader_free(r);
 	}
+	m.whole_tree = true;
+	kp_model_check_forks(&m);
 	kp_model_sort_streams(&m);
 	if (!m.n_streams) { /* most inputs: the reports' setup costs 5 ms */
 		kp_model_free(&m);
@@ -46,6 +50,8 @@ static void consume(const uint8_t *data, size_t size, size_t piece)
 	o.errors = o.percentiles = true;
 	kp_report_table(devnull, &m, &o);
 	kp_report_json(devnull, &m, &o);
+	struct kp_ends ends;
+	kp_report_ends(devnull, &m, &ends);
 	kp_model_free(&m);
 }
 

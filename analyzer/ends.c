@@ -1,0 +1,58 @@
+/*
+ * Losses at the end of a stream, which no record number can show (holes
+ * below the highest number are gaps.c's): every stream whose last record
+ * is not its exit (or an exec that replaced the image) is named once,
+ * with the input and byte after which nothing of it arrived; and every
+ * fork child with no stream at all, when the inputs should hold the whole
+ * traced tree (kp_model_check_forks).
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "views.h"
+
+/* Why a child of a traced process can lack a stream, by how it was made. */
+static const char *orphan_why(const struct kp_model *m, const struct kp_fork_note *f)
+{
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		if (s->pid == f->pid && s->stream == f->stream && s->producer &&
+		    strcmp(s->producer, "bpf") == 0)
+			return "kbpf-trace starts a stream for every child: its records were lost";
+	}
+	if (strcmp(f->how, "fork") == 0)
+		return "killed before its first flush, or its trace is not among the inputs";
+	/* the shim follows vfork, clone and posix_spawn children from their exec */
+	return "the shim traces such a child from its exec on: a static or setuid "
+	       "program, KPROF_FOLLOW=0 or a failed exec leave none; or it was killed "
+	       "before its first flush, or its trace is not among the inputs";
+}
+
+void kp_report_ends(FILE *out, const struct kp_model *m, struct kp_ends *ends)
+{
+	memset(ends, 0, sizeof(*ends));
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		if (!kp_stream_unended(s))
+			continue;
+		char why[PATH_MAX + 160];
+		kp_report_unended_why(why, sizeof(why), m, s);
+		fprintf(out, "kanalyze: stream of pid %" PRIu64 " (%s) ended without exit: %s\n",
+			s->pid, kp_stream_name(s), why);
+		ends->unended++;
+	}
+	for (size_t i = 0; i < m->n_forks; i++) {
+		const struct kp_fork_note *f = &m->forks[i];
+		if (!kp_model_fork_orphan(m, f))
+			continue;
+		fprintf(out, "kanalyze: fork child pid %" PRIu64 " of pid %" PRIu64
+			" has no stream (%s: %s)\n", f->child, f->pid,
+			f->how[0] ? f->how : "fork", orphan_why(m, f));
+		ends->orphans++;
+	}
+	ends->silent_live = m->silent_live;
+	for (size_t i = 0; i < m->n_damaged; i++)
+		ends->no_start += m->damaged[i].no_start;
+}
