@@ -651,13 +651,15 @@ static int on_exit_record(struct kp_model *m, const msgpack_object *map,
 	uint64_t pid, id, fds[KP_FD_KINDS] = { 0 }, readers = 0, writers = 0,
 				   signal = 0;
 	int64_t status = -1;
-	bool detached = false;
+	bool detached = false, after_death = false;
 	int err;
 
 	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
 	    (err = NEED_UINT(map, "stream", &id, bad)) ||
 	    (err = want(kp_get_int(map, "status", &status), bad, "status", "integer")) ||
 	    (err = want(kp_get_bool(map, "detached", &detached), bad, "detached", "bool")) ||
+	    (err = want(kp_get_bool(map, "after_death", &after_death), bad, "after_death",
+			"bool")) ||
 	    (err = GET_UINT(map, "signal", &signal, bad)) ||
 	    (err = GET_UINT(map, "pending_pipe_readers", &readers, bad)) ||
 	    (err = GET_UINT(map, "pending_pipe_writers", &writers, bad)))
@@ -677,6 +679,7 @@ static int on_exit_record(struct kp_model *m, const msgpack_object *map,
 		return err;
 	s->have_exit = true;
 	s->exit_detached = detached;
+	s->exit_after_death = after_death;
 	s->exit_status = status;
 	s->exit_signal = signal;
 	memcpy(s->fds, fds, sizeof(fds));

@@ -97,6 +97,7 @@ struct kp_stream {
 	size_t argc;
 	bool have_exit;
 	bool exit_detached; /* kbpf-trace: tracing ended while it went on running */
+	bool exit_after_death; /* the shim's output process wrote it: killed */
 	char *exec_path; /* the image replaced itself with this (exec record) */
 	/*
 	 * Where the stream's last record ends (the one with the highest seq;

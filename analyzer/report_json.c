@@ -174,7 +174,8 @@ static json_t *fds_json(const uint64_t fds[KP_FD_KINDS], int *err)
 	return o;
 }
 
-/* How a stream ended ("ending"): "exit", "detached" (tracing ended first), "exec",
+/* How a stream ended ("ending"): "exit", "after_death" (killed: the shim's output
+ * process wrote the end), "detached" (tracing ended first), "exec",
  * "running" (a --listen connection still open), "unknown" (no end record:
  * killed or lost), "empty" (the stand-in of an empty trace file). */
 static const char *end_name(const struct kp_model *m, const struct kp_stream *s)
@@ -182,7 +183,7 @@ static const char *end_name(const struct kp_model *m, const struct kp_stream *s)
 	if (s->empty_file)
 		return "empty";
 	if (s->have_exit)
-		return s->exit_detached ? "detached" : "exit";
+		return s->exit_detached ? "detached" : s->exit_after_death ? "after_death" : "exit";
 	if (kp_stream_ended(s))
 		return "exec";
 	if (s->last_key && s->last_source < m->n_sources && m->sources[s->last_source].live)

@@ -164,6 +164,9 @@ static void print_exit(FILE *out, const struct kp_model *m, const struct kp_stre
 		fprintf(out, "Exit status %" PRId64, s->exit_status);
 	if (s->exit_signal)
 		fprintf(out, ", signal %" PRIu64, s->exit_signal);
+	if (s->exit_after_death)
+		fprintf(out, " (died without its exit path: the counts are complete, "
+			     "written by the shim's output process)");
 	fprintf(out, "; open at %s: pipe %" PRIu64 ", socket %" PRIu64
 		", file %" PRIu64 ", other %" PRIu64
 		"; pending pipe readers: %" PRIu64 ", writers: %" PRIu64 "\n",

@@ -353,7 +353,7 @@ void kp_rec_exec(struct kp_writer *w, const struct kp_rec_common *c,
 static void put_exit(struct kp_writer *w, const struct kp_rec_exit *e,
 		     bool detached)
 {
-	begin_record(w, "exit", &e->c, detached ? 6 : 5);
+	begin_record(w, "exit", &e->c, 5 + detached + e->after_death);
 	put_key(w, "status");
 	msgpack_pack_int64(&w->pk, e->status);
 	put_kv_u64(w, "signal", e->signal);
@@ -367,6 +367,8 @@ static void put_exit(struct kp_writer *w, const struct kp_rec_exit *e,
 	put_kv_u64(w, "pending_pipe_writers", e->pending_pipe_writers);
 	if (detached)
 		put_kv_bool(w, "detached", true);
+	if (e->after_death)
+		put_kv_bool(w, "after_death", true);
 }
 
 void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e)

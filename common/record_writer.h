@@ -120,6 +120,8 @@ struct kp_rec_exit {
 	uint64_t fds_file, fds_pipe, fds_socket, fds_other;
 	uint64_t pending_pipe_readers;
 	uint64_t pending_pipe_writers;
+	/* written by the shim's output process after the program died */
+	bool after_death;
 };
 
 struct kp_rec_drop {

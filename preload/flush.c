@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "kprof.h"
 #include "record_writer.h"
@@ -24,6 +25,7 @@ static struct {
 	uint64_t events;
 	uint64_t bytes;
 	int err;
+	bool said; /* on stderr, once per image */
 } lost;
 
 void kp_flush_after_fork(void)
@@ -250,20 +252,78 @@ static void count_fds(struct kp_rec_exit *e)
 	kp_fd_scan(count_fd, e);
 }
 
-static void write_exit(struct kp_writer *w, int64_t status)
+/*
+ * The wait status of a dead process that its parent has not reaped yet
+ * (/proc/PID/stat, field 52, exit_code); -1 when it is gone or unreadable.
+ */
+static int dead_wait_status(int pid)
 {
-	struct kp_rec_exit e = { .c = common(), .status = status };
-	count_fds(&e);
+	char path[32] = "/proc/", tmp[12], buf[1024];
+	int i = 11;
+	tmp[i] = 0;
+	for (unsigned v = (unsigned)pid; i > 0 && (v || i == 11); v /= 10)
+		tmp[--i] = (char)('0' + v % 10);
+	strcat(path, tmp + i);
+	strcat(path, "/stat");
+	long fd = kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	long n = kp_raw(SYS_read, fd, buf, sizeof(buf) - 1);
+	kp_raw(SYS_close, fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); /* comm may hold spaces */
+	for (int field = 2; p && field < 52; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || p[1] < '0' || p[1] > '9')
+		return -1;
+	int v = 0;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	return v;
+}
+
+/* after_death: in the output process, the program dead (no TLS, no fd scan). */
+static void write_exit(struct kp_writer *w, int64_t status, bool after_death, int pid)
+{
+	struct kp_rec_exit e = { .c = common(), .status = status, .after_death = after_death };
+	if (after_death) {
+		/*
+		 * Its descriptors died with it. What it died of: from its
+		 * pidfd once it is reaped (6.15+), from /proc while it is a
+		 * zombie; a moment may pass before either can tell.
+		 */
+		int ws = -1;
+		for (int tries = 0; ws < 0 && tries < 50; tries++) {
+			ws = kp_outproc_exit_code();
+			if (ws < 0)
+				ws = dead_wait_status(pid);
+			struct timespec ts = { 0, 1000000 };
+			if (ws < 0)
+				kp_raw(SYS_nanosleep, &ts, NULL);
+		}
+		if (ws >= 0 && WIFEXITED(ws))
+			e.status = WEXITSTATUS(ws);
+		else if (ws >= 0 && WIFSIGNALED(ws))
+			e.signal = (uint64_t)WTERMSIG(ws);
+	} else {
+		count_fds(&e);
+	}
 	for (struct kp_thread *t = kp_threads_first(); t; t = t->next) {
-		if (t == kp_self || __atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != KP_BLOCK_LIVE)
+		if ((!after_death && t == kp_self) ||
+		    __atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != KP_BLOCK_LIVE)
 			continue;
 		uint32_t cur = t->cur_nr;
 		long fd = t->cur_fd;
 		if (!cur)
 			continue;
-		if (is_read_nr(cur - 1) && is_pipe(fd))
+		bool pipe = after_death ? (unsigned long)fd < KP_FD_TABLE &&
+						  kp_fd_kinds[fd] == KP_KIND_PIPE
+					: is_pipe(fd);
+		if (is_read_nr(cur - 1) && pipe)
 			e.pending_pipe_readers++;
-		else if (is_write_nr(cur - 1) && is_pipe(fd))
+		else if (is_write_nr(cur - 1) && pipe)
 			e.pending_pipe_writers++;
 	}
 	kp_rec_exit(w, &e);
@@ -286,9 +346,73 @@ static const char *errno_text(int err)
 	}
 }
 
+/* A message for stderr, built whole: one write, one line. */
+struct msg_buf {
+	char text[KP_PATH_MAX + 256];
+	size_t len;
+};
+
+static void msg_add(struct msg_buf *m, const char *s)
+{
+	while (*s && m->len + 1 < sizeof(m->text))
+		m->text[m->len++] = *s++;
+	m->text[m->len] = 0;
+}
+
+static void msg_u64(struct msg_buf *m, uint64_t v)
+{
+	char tmp[24];
+	int i = 23;
+	tmp[i] = 0;
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	msg_add(m, tmp + i);
+}
+
+/*
+ * A loss is said on the program's stderr: once when writing first fails,
+ * and at the end if the image ends with records still unwritten (no later
+ * batch carried a `drop` record for them).
+ */
+static void say_loss(bool final)
+{
+	if (kp_output_refused())
+		return; /* "not tracing into ...": said, and meant */
+	struct msg_buf m = { .len = 0 };
+	if (!lost.said) {
+		lost.said = true;
+		msg_add(&m, "kprof: cannot write the trace of pid ");
+		msg_u64(&m, kp_proc.pid);
+		msg_add(&m, " to ");
+		msg_add(&m, kp_output_path());
+		msg_add(&m, " (");
+		msg_add(&m, errno_text(-lost.err));
+		msg_add(&m, "): records are dropped until it can, and counted\n");
+	}
+	if (final) {
+		msg_add(&m, "kprof: the trace of pid ");
+		msg_u64(&m, kp_proc.pid);
+		msg_add(&m, " is incomplete: ");
+		msg_u64(&m, lost.records);
+		msg_add(&m, " records");
+		if (lost.bytes) {
+			msg_add(&m, " (");
+			msg_u64(&m, lost.bytes);
+			msg_add(&m, " bytes)");
+		}
+		msg_add(&m, " lost at its end\n");
+	}
+	if (m.len)
+		kp_write_stderr(m.text);
+}
+
+static int dead_pid;
+
 static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 {
-	bool final = kind == KP_FLUSH_EXIT || kind == KP_FLUSH_EXEC;
+	bool final = kind == KP_FLUSH_EXIT || kind == KP_FLUSH_EXEC || kind == KP_FLUSH_DEATH;
 	if (!kp_proc.pid)
 		kp_read_pids(&kp_proc.pid, &kp_proc.ppid);
 	if (!batch_buf) {
@@ -305,6 +429,7 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 		/* count what this batch would have held; nothing recycled */
 		lost.err = err;
 		lost.records++;
+		say_loss(final);
 		return;
 	}
 	if (!kp_proc.header_written)
@@ -319,12 +444,14 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 		};
 		kp_rec_drop(w, &d);
 	}
+	struct kp_thread *recycle[64];
+	unsigned n_recycle = 0;
+	if (kind == KP_FLUSH_START)
+		goto own; /* the header, before the program's first call */
 	write_forks(w);
 	if (!kp_proc.maps_written || final || kind == KP_FLUSH_MAPS)
 		kp_proc.maps_written = kp_maps_write(w, kp_proc.pid, kp_proc.stream,
 						     &kp_proc.seq) == 0;
-	struct kp_thread *recycle[64];
-	unsigned n_recycle = 0;
 	for (struct kp_thread *t = kp_threads_first(); t; t = t->next) {
 		uint32_t state = __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
 		if (state != KP_BLOCK_LIVE && state != KP_BLOCK_EXITED)
@@ -335,14 +462,16 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 			recycle[n_recycle++] = t;
 	}
 	write_global(w, final);
-	if (kind == KP_FLUSH_EXIT)
-		write_exit(w, kp_proc.exit_status);
+	if (kind == KP_FLUSH_EXIT || kind == KP_FLUSH_DEATH)
+		write_exit(w, kp_proc.exit_status, kind == KP_FLUSH_DEATH, dead_pid);
 	else if (kind == KP_FLUSH_EXEC) {
 		struct kp_rec_common c = common();
 		kp_rec_exec(w, &c, exec_path ? exec_path : "");
 	}
+own:
 	/* last: the exit record's /proc reads are in it */
-	kp_own_write(w, final);
+	/* after a death nothing more of the program's pid is to come */
+	kp_own_write(w, final && kind != KP_FLUSH_DEATH, kind == KP_FLUSH_EXEC);
 	err = kp_writer_flush(w);
 	if (!err)
 		err = kp_output_end_batch(final);
@@ -351,6 +480,7 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 		lost.records += w->records;
 		lost.bytes += w->encoded;
 		lost.err = err;
+		say_loss(final);
 	} else {
 		kp_proc.header_written = true;
 		lost.records = lost.events = lost.bytes = 0;
@@ -358,6 +488,7 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 	for (unsigned i = 0; i < n_recycle; i++)
 		kp_thread_recycle(recycle[i]);
 }
+
 
 static bool lock_flush(bool wait)
 {
@@ -389,6 +520,8 @@ void kp_flush(enum kp_flush_kind kind, const char *exec_path)
 	kp_reset_deadline();
 	if (due)
 		do_flush(kind, exec_path);
+	if (kind == KP_FLUSH_EXEC)
+		kp_output_before_exec();
 	errno = saved_errno;
 	kp_tls_flags &= ~KP_TLS_FLUSHING;
 	__atomic_store_n(&flush_lock, 0, __ATOMIC_RELEASE);
@@ -422,4 +555,46 @@ void kp_finish(int64_t status, bool have_status)
 	if (!kp_rw_active)
 		kp_account_untimed(SYS_exit_group, false, 0, true);
 	kp_flush(KP_FLUSH_EXIT, NULL);
+}
+
+/*
+ * At start-up, once the hook mode is known: the header goes out before the
+ * program's first call, so that an image killed before its first periodic
+ * batch still shows its pid, argv and origin (and a reader can say that
+ * its stream ended without an exit).
+ */
+void kp_flush_start(void)
+{
+	if (!lock_flush(true))
+		return;
+	unsigned saved = kp_tls_flags;
+	kp_tls_flags |= KP_TLS_FLUSHING;
+	do_flush(KP_FLUSH_START, NULL);
+	kp_tls_flags = saved;
+	__atomic_store_n(&flush_lock, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * The output process, its program dead (a signal; an exit the shim did not
+ * see): every thread of the program is gone, and the flush lock with any
+ * batch it guarded, so this is the only writer left. The counters in the
+ * shared memory hold every call up to the death: they go out as a final
+ * batch whose exit record says after_death, with the status or signal the
+ * kernel left in /proc. Nothing is done when the program's own final
+ * batch went out, or when a gzip or socket batch died half way.
+ */
+void kp_flush_after_death(int pid)
+{
+	if (kp_state != KP_ACTIVE)
+		return;
+	bool mid_batch = __atomic_load_n(&flush_lock, __ATOMIC_ACQUIRE) != 0;
+	if (kp_proc.final_done && !mid_batch)
+		return;
+	if (!kp_output_after_death(mid_batch))
+		return;
+	/* its syscalls are not the program's own any more */
+	kp_state = KP_PASSIVE;
+	kp_proc.exit_status = -1;
+	dead_pid = pid;
+	do_flush(KP_FLUSH_DEATH, NULL);
 }

@@ -1,10 +1,13 @@
 /*
  * Hooks that could take the trace descriptor from us: close, close_range,
- * closefrom, dup2, dup3. A program that closes "every descriptor" keeps
- * working and its trace stays complete: closing ours reports success
- * without closing it, ranges are split around it, and a dup2 onto its
- * number first moves ours elsewhere. In a vfork child the descriptor table
- * is the child's own, so everything passes through there.
+ * closefrom, dup2, dup3. Normally the descriptor lives in the output
+ * process (output_proc.c) and these hooks only count; only when that
+ * process could not be started is it in the program's table, and then a
+ * program that closes "every descriptor" keeps working and its trace stays
+ * complete: closing ours reports success without closing it, ranges are
+ * split around it, and a dup2 onto its number first moves ours elsewhere.
+ * In a vfork child the descriptor table is the child's own, so everything
+ * passes through there.
  */
 #include <unistd.h>
 

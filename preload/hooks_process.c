@@ -145,15 +145,19 @@ SPAWN_HOOK(posix_spawnp)
 /* ---- exec family ---- */
 
 
-/* KPROF_EXEC_STREAM=<pid>:<stream> into marker; false if it does not fit. */
+/*
+ * KPROF_EXEC_STREAM=<pid>:<stream>[:<output process>] into marker (the new
+ * image reaps our output process); false if it does not fit.
+ */
 static bool format_marker(char *marker, size_t marker_cap)
 {
 	const char *prefix = "KPROF_EXEC_STREAM=";
 	size_t len = strlen(prefix);
 	char tmp[48];
 	memcpy(marker, prefix, len);
-	uint64_t vals[2] = { kp_proc.pid, kp_proc.stream };
-	for (int k = 0; k < 2; k++) {
+	uint64_t vals[3] = { kp_proc.pid, kp_proc.stream, (uint64_t)kp_outproc_pid() };
+	int n_vals = vals[2] ? 3 : 2;
+	for (int k = 0; k < n_vals; k++) {
 		uint64_t v = vals[k];
 		int pos = 47;
 		tmp[pos] = 0;
@@ -166,7 +170,7 @@ static bool format_marker(char *marker, size_t marker_cap)
 			return false;
 		memcpy(marker + len, tmp + pos, m);
 		len += m;
-		if (k == 0)
+		if (k + 1 < n_vals)
 			marker[len++] = ':';
 	}
 	marker[len] = 0;
@@ -192,6 +196,7 @@ static void before_exec(unsigned nr, const char *path)
 
 static int exec_failed(unsigned nr, int e)
 {
+	kp_output_exec_failed();
 	/* counted before the call: add the failure only */
 	if (!kp_rw_active)
 		kp_account_untimed(nr, true, e, false);

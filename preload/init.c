@@ -95,7 +95,7 @@ static bool env_true(const char *v)
  * Reads KPROF_* once. KPROF_EXEC_STREAM (set by our execve hook: pid and
  * stream of the image that exec'd) is removed so the program never sees it.
  */
-static void read_config(uint64_t *exec_pid, uint64_t *exec_stream)
+static void read_config(uint64_t *exec_pid, uint64_t *exec_stream, uint64_t *exec_outproc)
 {
 	copy_str(kp_config.out, sizeof(kp_config.out), "kprof-trace");
 	kp_config.interval_ms = 1000;
@@ -132,7 +132,17 @@ static void read_config(uint64_t *exec_pid, uint64_t *exec_stream)
 					memcpy(pid, s + 18, n);
 					pid[n] = 0;
 					*exec_pid = parse_u64(pid, &ok);
-					*exec_stream = parse_u64(colon + 1, &ok);
+					/* stream[:pid of the image's output process] */
+					char stream[24];
+					const char *p2 = strchr(colon + 1, ':');
+					size_t m = p2 ? (size_t)(p2 - (colon + 1)) : strlen(colon + 1);
+					if (m < sizeof(stream)) {
+						memcpy(stream, colon + 1, m);
+						stream[m] = 0;
+						*exec_stream = parse_u64(stream, &ok);
+					}
+					if (p2)
+						*exec_outproc = parse_u64(p2 + 1, &ok);
 				}
 			}
 			env_remove(e);
@@ -314,8 +324,8 @@ void kp_after_fork_child(void)
 
 static int setup(void)
 {
-	uint64_t exec_pid = 0, exec_stream = 0;
-	read_config(&exec_pid, &exec_stream);
+	uint64_t exec_pid = 0, exec_stream = 0, exec_outproc = 0;
+	read_config(&exec_pid, &exec_stream, &exec_outproc);
 	if (getauxval(AT_SECURE)) {
 		/* setuid/setgid/capabilities: never write files for such a program */
 		kp_debug("secure-execution mode (setuid, setgid or file capabilities): not tracing");
@@ -337,6 +347,9 @@ static int setup(void)
 	if (exec_pid && exec_pid == kp_proc.pid) {
 		kp_proc.origin = "exec";
 		kp_proc.parent_stream = exec_stream;
+		/* the image before us left its output process, exiting, as our child */
+		if (exec_outproc)
+			kp_outproc_reap_later((int)exec_outproc);
 	} else {
 		kp_proc.origin = "start";
 	}
@@ -350,9 +363,9 @@ static int setup(void)
 	kp_fd_kinds_init();
 	set_deadline();
 	/*
-	 * Open the trace now, before main: a program that lowers
-	 * RLIMIT_NOFILE and uses every descriptor would leave none for it at
-	 * exit. A failure here is retried at the first flush.
+	 * Open the trace now, before main (in the output process, whose
+	 * descriptor table is its own: the program's limits and closes never
+	 * reach it). A failure here is retried at the first flush.
 	 */
 	kp_output_open();
 	/* rewrite mode, when KPROF_HOOK allows and the system does (rewrite.h) */
@@ -370,6 +383,8 @@ static void init_once_fn(void)
 		return;
 	}
 	__atomic_store_n(&kp_state, KP_ACTIVE, __ATOMIC_RELEASE);
+	/* active: its syscalls count as the shim's own */
+	kp_flush_start();
 }
 
 void kp_ensure_init(void)

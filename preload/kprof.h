@@ -317,7 +317,7 @@ static inline long kp_own_syscall6(long nr, long a1, long a2, long a3, long a4,
 }
 /* The `own` record, when there is something in it (flush.c). */
 struct kp_writer;
-void kp_own_write(struct kp_writer *w, bool final);
+void kp_own_write(struct kp_writer *w, bool final, bool exec);
 void kp_own_reset(void);
 extern volatile uint64_t kp_deadline; /* in ticks */
 
@@ -624,9 +624,15 @@ extern struct kp_slot kp_global_slots[KP_SYSCALL_MAX];
 /* ---- flushing (flush.c) ---- */
 
 /* KP_FLUSH_MAPS: a periodic batch now, with a `maps` record (dlclose). */
-enum kp_flush_kind { KP_FLUSH_PERIODIC, KP_FLUSH_EXIT, KP_FLUSH_EXEC, KP_FLUSH_MAPS };
+/* KP_FLUSH_START: the header alone, at start-up (kp_flush_start). */
+/* KP_FLUSH_DEATH: by the output process, the program dead (kp_flush_after_death). */
+enum kp_flush_kind { KP_FLUSH_PERIODIC, KP_FLUSH_EXIT, KP_FLUSH_EXEC, KP_FLUSH_MAPS,
+		     KP_FLUSH_START, KP_FLUSH_DEATH };
 void kp_flush(enum kp_flush_kind kind, const char *exec_path);
 void kp_flush_after_fork(void);
+void kp_flush_start(void);
+/* In the output process, the program having died without its final batch. */
+void kp_flush_after_death(int pid);
 void kp_note_fork(pid_t child, const char *how);
 /* Final flush for a process ending with status (exit paths). */
 void kp_finish(int64_t status, bool have_status);
@@ -651,6 +657,29 @@ int kp_output_fd(void);
 /* Moves our descriptor away when the program wants its number. */
 void kp_output_move_away(void);
 void kp_output_exec_failed(void);
+/* After the exec record: the output process goes if the execve succeeds. */
+void kp_output_before_exec(void);
+/* The trace file's path (or KPROF_OUT), for messages. */
+const char *kp_output_path(void);
+bool kp_output_refused(void);
+/* The program died (output process only): can its stream be finished here? */
+bool kp_output_after_death(bool mid_batch);
+
+/* ---- the output process, where the trace descriptor lives (output_proc.c) ---- */
+
+int kp_outproc_start(void);
+/* Its pid; 0 when there is none (never started, stopped, or gone). */
+int kp_outproc_pid(void);
+/* Runs fn(arg) there; -ESRCH without one, -EPIPE when it went away. */
+int kp_outproc_call(int (*fn)(void *), void *arg);
+void kp_outproc_stop(void);
+bool kp_outproc_exec_arm(void);
+void kp_outproc_exec_failed(void);
+void kp_outproc_after_fork(void);
+void kp_outproc_reap_later(int pid);
+void kp_outproc_reap(void);
+/* In the output process: the dead program's wait status, -1 unknown. */
+int kp_outproc_exit_code(void);
 
 /* ---- process hooks (hooks_process.c) ---- */
 char **kp_env_with_marker(char *const envp[], char **buf, size_t cap);

@@ -1,12 +1,15 @@
 /*
  * Where the record stream goes: a file per process image (a path template
  * with %p, or a file inside a directory), or a unix socket. The descriptor
- * is opened at start (a fork child, which makes no syscall at fork time,
- * opens its own at its first flush), moved to a high number out of the
- * program's way, created 0600 whatever the umask, checked
- * with fstat before every batch and reopened by path when the program
- * closed it behind our back. All I/O is raw syscalls; zlib's memory comes
- * from a private arena so that deflate never calls malloc.
+ * lives in the output process (output_proc.c), never in the program's
+ * table: the functions marked "trace side" below run there, with syscalls
+ * that are not the program's own. Only when that process cannot be made
+ * (clone refused: RLIMIT_NPROC, a seccomp filter) does the descriptor live
+ * in the program, moved to a high number, guarded by the close and dup
+ * hooks (hooks_fd_guard.c), checked with fstat before every batch and
+ * reopened by path when the program closed it behind our back. Files are
+ * created 0600 whatever the umask. All I/O is raw syscalls; zlib's memory
+ * comes from a private arena so that deflate never calls malloc.
  */
 #include <fcntl.h>
 #include <string.h>
@@ -20,7 +23,13 @@
 #define ZOUT_BYTES (256u << 10)
 
 static struct {
-	int fd;
+	int fd;		  /* in the output process's table when remote */
+	bool remote;	  /* the descriptor lives in the output process */
+	bool tried_remote;
+	bool after_death; /* the output process finishes the stream itself */
+	bool warned_writer;
+	int dir_err;	  /* what the trace side could not do, said by the caller */
+	int unix_err;
 	bool is_socket;
 	bool gzip;
 	bool broken;	  /* a stream we can no longer write consistently */
@@ -37,6 +46,18 @@ static struct {
 	size_t arena_used;
 	unsigned char *zout;
 } out = { .fd = -1, .stale_fd = -1 };
+
+/*
+ * The trace side's syscalls: made by the output process they are not the
+ * program's, so not counted as the shim's own calls of this pid either.
+ */
+static long tsys6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	if (out.remote)
+		return kp_raw_syscall6(nr, a1, a2, a3, a4, a5, a6);
+	return kp_own_syscall6(nr, a1, a2, a3, a4, a5, a6);
+}
+#define tsys(nr, ...) tsys6((nr), KP_RAW_A(__VA_ARGS__))
 
 static voidpf arena_alloc(voidpf opaque, uInt items, uInt size)
 {
@@ -64,14 +85,15 @@ static void *raw_mmap(size_t n)
 	return (void *)p;
 }
 
+/* The trace's descriptor in the program's table: -1 unless not remote. */
 int kp_output_fd(void)
 {
-	return out.fd;
+	return out.remote ? -1 : out.fd;
 }
 
 bool kp_output_is_ours(int fd)
 {
-	return fd >= 0 && fd == out.fd;
+	return fd >= 0 && !out.remote && fd == out.fd;
 }
 
 /* The program closes or reuses the number of the parent's descriptor. */
@@ -139,14 +161,17 @@ static void move_away_locked(void)
 	out.fd = nfd;
 }
 
-static int remember_identity(void)
+/* Trace side. */
+static int remember_identity(int fd, bool size_too)
 {
 	struct stat st;
-	long err = kp_raw(SYS_fstat, out.fd, &st);
+	long err = tsys(SYS_fstat, fd, &st);
 	if (err)
 		return (int)err;
 	out.dev = st.st_dev;
 	out.ino = st.st_ino;
+	if (size_too)
+		out.offset = (uint64_t)st.st_size;
 	return 0;
 }
 
@@ -176,6 +201,7 @@ static void append_u64(char *dst, size_t cap, uint64_t v)
 	append(dst, cap, tmp + i);
 }
 
+/* Trace side, down to gzip_start(). */
 static int mkdir_p(const char *dir)
 {
 	char tmp[KP_PATH_MAX];
@@ -188,11 +214,11 @@ static int mkdir_p(const char *dir)
 			continue;
 		char c = tmp[i];
 		tmp[i] = 0;
-		long err = kp_raw(SYS_mkdir, tmp, 0700);
+		long err = tsys(SYS_mkdir, tmp, 0700);
 		if (err && err != -EEXIST)
 			return (int)err;
 		if (!err) /* the program's umask (0777...) must not lock us out */
-			kp_raw(SYS_chmod, tmp, 0700);
+			tsys(SYS_chmod, tmp, 0700);
 		tmp[i] = c;
 	}
 	return 0;
@@ -200,10 +226,10 @@ static int mkdir_p(const char *dir)
 
 static int open_excl(const char *path)
 {
-	long fd = kp_raw(SYS_openat, AT_FDCWD, path,
+	long fd = tsys(SYS_openat, AT_FDCWD, path,
 			 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0) /* 0600 whatever the program's umask */
-		kp_raw(SYS_fchmod, fd, 0600);
+		tsys(SYS_fchmod, fd, 0600);
 	return (int)fd;
 }
 
@@ -250,23 +276,23 @@ static int open_template(const char *tmpl)
  */
 static int check_dir(const char *dir)
 {
-	long fd = kp_raw(SYS_openat, AT_FDCWD, dir,
+	long fd = tsys(SYS_openat, AT_FDCWD, dir,
 			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
-	long euid = kp_raw0(SYS_geteuid);
+	long euid = tsys(SYS_geteuid);
 	if (fd == -ELOOP || fd == -ENOTDIR) { /* O_DIRECTORY: a link says ENOTDIR */
-		if (kp_raw(SYS_newfstatat, AT_FDCWD, dir, &st, AT_SYMLINK_NOFOLLOW))
+		if (tsys(SYS_newfstatat, AT_FDCWD, dir, &st, AT_SYMLINK_NOFOLLOW))
 			return (int)fd;
 		if (!S_ISLNK(st.st_mode))
 			return -ENOTDIR;
 		if ((long)st.st_uid != euid)
 			return -ELOOP;
-		fd = kp_raw(SYS_openat, AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = tsys(SYS_openat, AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
 	if (fd < 0)
 		return (int)fd;
-	long err = kp_raw(SYS_fstat, fd, &st);
-	kp_raw(SYS_close, fd);
+	long err = tsys(SYS_fstat, fd, &st);
+	tsys(SYS_close, fd);
 	if (err)
 		return (int)err;
 	if ((long)st.st_uid != euid && st.st_uid != 0)
@@ -281,14 +307,7 @@ static int open_in_dir(const char *dir, bool gzip)
 	if (!err)
 		err = check_dir(dir);
 	if (err) {
-		static bool warned;
-		if ((err == -ELOOP || err == -EPERM) && !warned) {
-			warned = true;
-			kp_write_stderr("kprof: not tracing into ");
-			kp_write_stderr(dir);
-			kp_write_stderr(err == -ELOOP ? ": a symlink another user owns\n" :
-							": a directory another user owns\n");
-		}
+		out.dir_err = err; /* said by the caller: the trace side has no stderr */
 		return err;
 	}
 	const char *exe = strrchr(kp_proc.exe, '/');
@@ -324,10 +343,10 @@ static int open_unix(const char *path)
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	memcpy(sa.sun_path, path, n);
-	long fd = kp_raw(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	long fd = tsys(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return (int)fd;
-	long err = kp_raw(SYS_connect, fd, &sa, sizeof(sa));
+	long err = tsys(SYS_connect, fd, &sa, sizeof(sa));
 	/*
 	 * The listener must be ours (or root's): a socket another user bound
 	 * in a shared directory would otherwise receive our command lines,
@@ -336,11 +355,11 @@ static int open_unix(const char *path)
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	if (!err)
-		err = kp_raw(SYS_getsockopt, fd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
-	if (!err && cred.uid != 0 && (long)cred.uid != kp_raw0(SYS_geteuid))
+		err = tsys(SYS_getsockopt, fd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
+	if (!err && cred.uid != 0 && (long)cred.uid != tsys(SYS_geteuid))
 		err = -EPERM;
 	if (err) {
-		kp_raw(SYS_close, fd);
+		tsys(SYS_close, fd);
 		return (int)err;
 	}
 	return (int)fd;
@@ -374,6 +393,114 @@ static void close_stale(void)
 	out.stale_fd = -1;
 }
 
+/*
+ * Trace side: the descriptor of our file again (append to it: the program
+ * closed it behind our back, or the output process was replaced), else
+ * one of the destination KPROF_OUT names. The descriptor, or -errno.
+ */
+static int open_fn(void *arg)
+{
+	(void)arg;
+	out.dir_err = out.unix_err = 0;
+	if (out.path[0]) {
+		long fd = tsys(SYS_openat, AT_FDCWD, out.path,
+			       O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			remember_identity((int)fd, true);
+		return (int)fd;
+	}
+	const char *dest = kp_config.out;
+	int fd;
+	out.is_socket = false;
+	if (strncmp(dest, "unix:", 5) == 0) {
+		fd = open_unix(dest + 5);
+		if (fd >= 0) {
+			out.is_socket = true;
+		} else {
+			out.unix_err = fd;
+			fd = open_in_dir(kp_config.fallback_dir, kp_config.gzip);
+		}
+	} else if (strstr(dest, "%p")) {
+		fd = open_template(dest);
+	} else {
+		fd = open_in_dir(dest, kp_config.gzip || ends_with(dest, ".gz"));
+	}
+	if (fd >= 0 && !out.is_socket && remember_identity(fd, false) != 0) {
+		tsys(SYS_close, fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+static int close_fn(void *arg)
+{
+	(void)arg;
+	if (out.fd >= 0)
+		tsys(SYS_close, out.fd);
+	out.fd = -1;
+	return 0;
+}
+
+/* What the trace side could not do, on the program's stderr, once each. */
+static void say_open_problems(void)
+{
+	const char *dest = kp_config.out;
+	if (out.unix_err && !out.warned_unix) {
+		out.warned_unix = true;
+		kp_write_stderr("kprof: cannot connect to ");
+		kp_write_stderr(dest);
+		kp_write_stderr(out.unix_err == -EPERM ?
+					" (the listener is another user's); writing to " :
+					" (nobody listening?); writing to ");
+		kp_write_stderr(kp_config.fallback_dir);
+		kp_write_stderr("/ instead\n");
+	}
+	static bool warned_dir;
+	if ((out.dir_err == -ELOOP || out.dir_err == -EPERM) && !warned_dir) {
+		warned_dir = true;
+		kp_write_stderr("kprof: not tracing into ");
+		kp_write_stderr(out.unix_err ? kp_config.fallback_dir : dest);
+		kp_write_stderr(out.dir_err == -ELOOP ? ": a symlink another user owns\n" :
+							": a directory another user owns\n");
+	}
+}
+
+/*
+ * Runs fn on the trace side: in the output process when there is one.
+ * When it went away (killed by the program, say), the descriptor went
+ * with it: the batch fails (and is counted as dropped), and the next one
+ * reopens the file from the program's own process.
+ */
+static int trace_call(int (*fn)(void *), void *arg)
+{
+	if (!out.remote || out.after_death)
+		return fn(arg);
+	int r = kp_outproc_call(fn, arg);
+	if (kp_outproc_pid())
+		return r;
+	out.remote = false;
+	out.fd = -1;
+	if (out.is_socket)
+		out.broken = true;
+	if (!out.warned_writer) {
+		out.warned_writer = true;
+		kp_write_stderr("kprof: the trace writer process went away (killed?); "
+				"the trace goes on from the program's own process\n");
+	}
+	return -EPIPE;
+}
+
+static void start_output_process(void)
+{
+	if (out.tried_remote)
+		return;
+	out.tried_remote = true;
+	out.remote = kp_outproc_start() == 0;
+	if (!out.remote)
+		kp_debug("cannot start the output process: the trace descriptor "
+			 "lives in the program's table");
+}
+
 int kp_output_open(void)
 {
 	if (out.fd >= 0)
@@ -382,59 +509,24 @@ int kp_output_open(void)
 		close_stale();
 	if (out.broken)
 		return -EPIPE;
-	if (out.path[0]) {
-		/* ours, closed behind our back: append to it again */
-		long fd = kp_raw(SYS_openat, AT_FDCWD, out.path,
-				 O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			return (int)fd;
-		out.fd = move_high((int)fd, -1);
-		struct stat st;
-		if (kp_raw(SYS_fstat, out.fd, &st) == 0) {
-			out.dev = st.st_dev;
-			out.ino = st.st_ino;
-			out.offset = (uint64_t)st.st_size;
-		}
-		return 0;
-	}
-	const char *dest = kp_config.out;
-	bool gzip = kp_config.gzip || ends_with(dest, ".gz");
-	int fd;
-	out.is_socket = false;
-	if (strncmp(dest, "unix:", 5) == 0) {
-		fd = open_unix(dest + 5);
-		if (fd >= 0) {
-			out.is_socket = true;
-			gzip = kp_config.gzip;
-		} else {
-			if (!out.warned_unix) {
-				out.warned_unix = true;
-				kp_write_stderr("kprof: cannot connect to ");
-				kp_write_stderr(dest);
-				kp_write_stderr(fd == -EPERM ?
-						" (the listener is another user's); writing to " :
-						" (nobody listening?); writing to ");
-				kp_write_stderr(kp_config.fallback_dir);
-				kp_write_stderr("/ instead\n");
-			}
-			gzip = kp_config.gzip;
-			fd = open_in_dir(kp_config.fallback_dir, gzip);
-		}
-	} else if (strstr(dest, "%p")) {
-		fd = open_template(dest);
-	} else {
-		fd = open_in_dir(dest, gzip);
-	}
+	start_output_process();
+	bool reopen = out.path[0] != 0;
+	int fd = trace_call(open_fn, NULL);
+	if (fd == -EPIPE && !out.remote)
+		fd = open_fn(NULL); /* the output process died on the way */
+	say_open_problems();
 	if (fd < 0)
 		return fd;
-	out.fd = move_high(fd, -1);
+	out.fd = out.remote ? fd : move_high(fd, -1);
+	if (reopen)
+		return 0;
 	out.offset = 0;
-	out.gzip = gzip;
-	int err = remember_identity();
-	if (!err && gzip)
-		err = gzip_start();
+	out.gzip = kp_config.gzip ||
+		   (!out.is_socket && strncmp(kp_config.out, "unix:", 5) != 0 &&
+		    ends_with(kp_config.out, ".gz"));
+	int err = out.gzip ? gzip_start() : 0;
 	if (err) {
-		kp_raw(SYS_close, out.fd);
+		trace_call(close_fn, NULL);
 		out.fd = -1;
 		out.broken = true;
 	}
@@ -443,34 +535,38 @@ int kp_output_open(void)
 
 int kp_output_begin_batch(void)
 {
+	kp_outproc_reap();
 	int err = kp_output_open();
 	if (err)
 		return err;
-	struct stat st;
-	long r = kp_raw(SYS_fstat, out.fd, &st);
-	if (r || st.st_dev != out.dev || st.st_ino != out.ino) {
-		/* not ours any more: never touch that descriptor again */
-		out.fd = -1;
-		if (out.is_socket || !out.path[0]) {
-			out.broken = true;
-			return -EBADF;
+	if (!out.remote) {
+		struct stat st;
+		long r = kp_raw(SYS_fstat, out.fd, &st);
+		if (r || st.st_dev != out.dev || st.st_ino != out.ino) {
+			/* not ours any more: never touch that descriptor again */
+			out.fd = -1;
+			if (out.is_socket || !out.path[0]) {
+				out.broken = true;
+				return -EBADF;
+			}
+			err = kp_output_open();
+			if (err)
+				return err;
 		}
-		err = kp_output_open();
-		if (err)
-			return err;
 	}
 	out.batch_start = out.offset;
 	return 0;
 }
 
+/* Trace side. */
 static int write_all(const char *buf, size_t len)
 {
 	while (len) {
 		long n;
 		if (out.is_socket)
-			n = kp_raw(SYS_sendto, out.fd, buf, len, MSG_NOSIGNAL, NULL, 0);
+			n = tsys(SYS_sendto, out.fd, buf, len, MSG_NOSIGNAL, NULL, 0);
 		else
-			n = kp_raw(SYS_write, out.fd, buf, len);
+			n = tsys(SYS_write, out.fd, buf, len);
 		if (n == -EINTR)
 			continue;
 		if (n < 0)
@@ -482,6 +578,23 @@ static int write_all(const char *buf, size_t len)
 		out.offset += (uint64_t)n;
 	}
 	return 0;
+}
+
+struct write_req {
+	const char *buf;
+	size_t len;
+};
+
+static int write_fn(void *arg)
+{
+	const struct write_req *r = arg;
+	return write_all(r->buf, r->len);
+}
+
+static int write_out(const char *buf, size_t len)
+{
+	struct write_req r = { buf, len };
+	return trace_call(write_fn, &r);
 }
 
 static int deflate_run(const char *buf, size_t len, int mode)
@@ -496,7 +609,7 @@ static int deflate_run(const char *buf, size_t len, int mode)
 			return -EIO;
 		size_t have = ZOUT_BYTES - out.z.avail_out;
 		if (have) {
-			int err = write_all((const char *)out.zout, have);
+			int err = write_out((const char *)out.zout, have);
 			if (err)
 				return err;
 		}
@@ -513,7 +626,7 @@ int kp_output_write(void *ctx, const char *buf, size_t len)
 		return -EBADF;
 	if (out.gzip)
 		return deflate_run(buf, len, Z_NO_FLUSH);
-	return write_all(buf, len);
+	return write_out(buf, len);
 }
 
 int kp_output_end_batch(bool finish)
@@ -526,6 +639,22 @@ int kp_output_end_batch(bool finish)
 	return err;
 }
 
+/* Trace side: see kp_output_abort_batch(). */
+static int abort_fn(void *arg)
+{
+	(void)arg;
+	if (out.gzip || out.is_socket) {
+		out.broken = true;
+		return close_fn(NULL);
+	}
+	if (out.offset != out.batch_start) {
+		tsys(SYS_ftruncate, out.fd, out.batch_start);
+		tsys(SYS_lseek, out.fd, out.batch_start, SEEK_SET);
+		out.offset = out.batch_start;
+	}
+	return 0;
+}
+
 /*
  * A batch failed part way (ENOSPC...). A plain file is cut back to the
  * last record boundary so that it stays readable; a gzip or socket stream
@@ -535,31 +664,70 @@ void kp_output_abort_batch(void)
 {
 	if (out.fd < 0)
 		return;
-	if (out.gzip || out.is_socket) {
-		out.broken = true;
-		kp_raw(SYS_close, out.fd);
-		out.fd = -1;
-		return;
-	}
-	if (out.offset != out.batch_start) {
-		kp_raw(SYS_ftruncate, out.fd, out.batch_start);
-		kp_raw(SYS_lseek, out.fd, out.batch_start, SEEK_SET);
-		out.offset = out.batch_start;
-	}
+	trace_call(abort_fn, NULL);
 }
 
-/* No syscall here: the child closes the parent's descriptor at its first flush. */
+/*
+ * In the output process, after the program died. A batch it was writing
+ * when it died is cut back (a plain file) or makes the stream unfinishable
+ * (gzip, whose state died half way; a socket).
+ */
+bool kp_output_after_death(bool mid_batch)
+{
+	if (!out.remote || out.fd < 0 || out.broken)
+		return false;
+	if (mid_batch && (out.gzip || out.is_socket))
+		return false;
+	out.after_death = true;
+	if (mid_batch)
+		abort_fn(NULL);
+	return true;
+}
+
+/* The destination was refused (another user's link or directory): said once. */
+bool kp_output_refused(void)
+{
+	return out.dir_err == -ELOOP || out.dir_err == -EPERM;
+}
+
+const char *kp_output_path(void)
+{
+	return out.path[0] ? out.path : kp_config.out;
+}
+
+/*
+ * No syscall here. The output process is the parent's: the child makes its
+ * own at its first flush. A descriptor in the program's table (no output
+ * process) is the parent's too: the child closes it at its first flush.
+ */
 void kp_output_after_fork(void)
 {
-	out.stale_fd = out.fd;
+	out.stale_fd = out.remote ? -1 : out.fd;
 	out.fd = -1;
+	out.remote = false;
+	out.tried_remote = false;
 	out.broken = false;
 	out.path[0] = 0;
 	out.offset = 0;
 	out.z_ready = false;
+	kp_outproc_after_fork();
+}
+
+/* After the exec record, just before the execve itself. */
+void kp_output_before_exec(void)
+{
+	if (!out.remote || kp_outproc_exec_arm())
+		return;
+	/* stopped instead: a failed execve starts another and reopens by path */
+	out.fd = -1;
+	out.remote = false;
+	out.tried_remote = false;
+	if (out.is_socket)
+		out.broken = true;
 }
 
 /* execve failed after the final flush: the stream goes on in the same file. */
 void kp_output_exec_failed(void)
 {
+	kp_outproc_exec_failed();
 }

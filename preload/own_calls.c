@@ -15,17 +15,24 @@
 uint64_t kp_own_calls[KP_SYSCALL_MAX];
 
 /*
- * In a final batch (nothing comes after it) the write that will carry the
- * batch is counted ahead: one write per batch, short writes aside.
+ * In a final batch (nothing comes after it) the calls that will carry the
+ * batch are counted ahead: one write per batch, short writes aside, or with
+ * an output process one futex wake and one wait (output_proc.c); after an
+ * exec record the exec hook's prctl and set_tid_address.
  */
-void kp_own_write(struct kp_writer *w, bool final)
+void kp_own_write(struct kp_writer *w, bool final, bool exec)
 {
+	bool remote = kp_outproc_pid() != 0;
 	uint32_t nr[KP_SYSCALL_MAX];
 	uint64_t count[KP_SYSCALL_MAX];
 	unsigned n = 0;
 	for (unsigned i = 0; i < KP_SYSCALL_MAX; i++) {
 		uint64_t c = __atomic_load_n(&kp_own_calls[i], __ATOMIC_RELAXED);
-		if (final && i == SYS_write)
+		if (final && !remote && i == SYS_write)
+			c++;
+		if (final && remote && i == SYS_futex)
+			c += 2;
+		if (exec && remote && (i == SYS_prctl || i == SYS_set_tid_address))
 			c++;
 		if (c) {
 			nr[n] = i;

@@ -346,6 +346,7 @@ static int exec_call(struct kp_rw_frame *f)
 	kp_account_untimed(nr, false, 0, true);
 	kp_flush(KP_FLUSH_EXEC, path);
 	long r = sys_of(f);
+	kp_output_exec_failed();
 	kp_account_untimed(nr, true, (int)-r, false);
 	f->result = (uint64_t)r;
 	return KP_RW_DONE;
