@@ -13,6 +13,7 @@
  */
 #include <fcntl.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/un.h>
 #include <zlib.h>
@@ -495,6 +496,16 @@ static void start_output_process(void)
 	if (out.tried_remote)
 		return;
 	out.tried_remote = true;
+	/*
+	 * Under a seccomp filter a clone may be what kills the program
+	 * (systemd's SystemCallFilter=~@process): the descriptor then stays
+	 * in the program's table, as it did before the output process.
+	 */
+	if (kp_raw(SYS_prctl, PR_GET_SECCOMP) == 2) {
+		kp_debug("a seccomp filter is in force: the trace descriptor lives in the "
+			 "program's table");
+		return;
+	}
 	out.remote = kp_outproc_start() == 0;
 	if (!out.remote)
 		kp_debug("cannot start the output process: the trace descriptor "

@@ -166,7 +166,8 @@ static int stop_fn(void *unused)
  * Waits for a request (ch.req no longer r) or a parent-death signal
  * (death_word no longer seen). Both words in one futex_waitv, so that a
  * signal handled just before the wait cannot be lost: the wait then
- * returns at once. Without futex_waitv (before 5.16), a timed wait.
+ * returns at once. Without futex_waitv (before 5.16, or refused by a
+ * seccomp filter), a timed wait.
  */
 static void wait_request(uint32_t r, uint32_t seen)
 {
@@ -176,10 +177,19 @@ static void wait_request(uint32_t r, uint32_t seen)
 		{ .val = seen, .uaddr = (uintptr_t)&death_word,
 		  .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG },
 	};
-	if (osys(SYS_futex_waitv, w, 2, 0, NULL, 0) != -ENOSYS)
-		return;
+	static bool no_waitv;
+	if (!no_waitv) {
+		long e = osys(SYS_futex_waitv, w, 2, 0, NULL, 0);
+		if (e >= 0 || e == -EAGAIN || e == -EINTR)
+			return;
+		no_waitv = true; /* ENOSYS, or a seccomp filter's EPERM */
+	}
+	/* the parent-death signal interrupts this one; one just before it
+	 * waits for the timeout at most */
 	struct timespec ts = { 0, 100000000 };
-	osys(SYS_futex, &ch.req, FUTEX_WAIT, r, &ts);
+	long e = osys(SYS_futex, &ch.req, FUTEX_WAIT, r, &ts);
+	if (e < 0 && e != -EAGAIN && e != -EINTR && e != -ETIMEDOUT)
+		osys(SYS_nanosleep, &ts, NULL); /* never a busy loop */
 }
 
 static void serve(void)
