@@ -6,9 +6,12 @@
  * the EAGAIN calls, its blocked time runs from the start of the first
  * EAGAIN call to the end of the final one. Operations still open when the
  * thread closes that descriptor, or when the trace ends, are unfinished.
- * Retries counts every EAGAIN (finished and unfinished operations: the
- * syscall's retries in the profile); the retries-per-operation histogram
- * and the blocked time are of the finished operations.
+ * Only an EAGAIN of a syscall that would have blocked counts
+ * (kp_syscall_would_block: read, accept4, flock, ...); futex's EAGAIN (the
+ * word had changed) and the like are errors, never an operation here.
+ * Retries counts every such EAGAIN (finished and unfinished operations:
+ * the syscall's retries in the profile); the retries-per-operation
+ * histogram and the blocked time are of the finished operations.
  *
  * Events that carry the descriptor and its kind (six elements) give the
  * breakdown per kind and syscall. Older events (four elements) carry
@@ -69,7 +72,7 @@ static void unfinished(struct op_stats *st, const struct open_op *op)
 
 /* Ends the operations of one stream's events; 0 or -ENOMEM. */
 static int stream_ops(const struct kp_stream *s, struct op_stats *st,
-		      unsigned close_nr)
+		      unsigned close_nr, const uint64_t *would_block)
 {
 	struct open_op *ops = NULL;
 	size_t n_ops = 0, cap = 0;
@@ -93,7 +96,7 @@ static int stream_ops(const struct kp_stream *s, struct op_stats *st,
 		for (j = 0; j < n_ops; j++)
 			if (ops[j].tid == e->tid && ops[j].nr == e->nr && ops[j].fd == e->fd)
 				break;
-		if (e->ret == -EAGAIN) {
+		if (e->ret == -EAGAIN && ((would_block[e->nr / 64] >> (e->nr % 64)) & 1)) {
 			if (j == n_ops) {
 				if (n_ops == cap) {
 					size_t c = cap ? cap * 2 : 16;
@@ -167,7 +170,7 @@ static void print_table(FILE *out, const struct kp_model *m,
 		}
 	}
 	if (any_events && !any)
-		fprintf(out, "No call returned EAGAIN.\n");
+		fprintf(out, "No call returned EAGAIN where it would have blocked.\n");
 	fprintf(out, "=== End EAGAIN Blocking ===\n");
 }
 
@@ -245,6 +248,8 @@ int kp_report_blocking(FILE *out, const struct kp_model *m,
 	if (!st)
 		return -ENOMEM;
 	int close_nr = kp_syscall_nr(kp_model_arch(m), "close");
+	uint64_t would_block[NRS / 64];
+	kp_syscall_would_block_bits(kp_model_arch(m), would_block, NRS);
 	bool any_events = false, per_kind = false;
 	int err = 0;
 	for (size_t i = 0; !err && i < m->n_streams; i++) {
@@ -252,7 +257,8 @@ int kp_report_blocking(FILE *out, const struct kp_model *m,
 		any_events |= s->n_event_list > 0;
 		for (size_t k = 0; !per_kind && k < s->n_event_list; k++)
 			per_kind = s->event_list[k].kind != 0;
-		err = stream_ops(s, st, close_nr < 0 ? NRS : (unsigned)close_nr);
+		err = stream_ops(s, st, close_nr < 0 ? NRS : (unsigned)close_nr,
+				 would_block);
 	}
 	if (!err && o->format == KP_FORMAT_JSON)
 		err = print_json(out, m, st, any_events, per_kind);

@@ -29,6 +29,12 @@ const volatile bool cfg_stacks = false;	    /* user stacks per call */
 const volatile __u64 cfg_events_wakeup_bytes = 65536;
 /* Bit nr: syscall nr's first argument is a descriptor (kp_syscall_fd_arg). */
 const volatile __u64 cfg_fd_arg[KBPF_SYSCALL_MAX / 64];
+/*
+ * Bit nr: an EAGAIN of syscall nr is a would-block, a retry
+ * (kp_syscall_would_block); any other EAGAIN (futex, clone) is an error.
+ * The shim counts by the same list, so both producers agree.
+ */
+const volatile __u64 cfg_would_block[KBPF_SYSCALL_MAX / 64];
 
 #define EAGAIN 11
 #define EINTR 4
@@ -423,17 +429,20 @@ static __always_inline void account(void *ctx, struct pt_regs *regs,
 		bucket = KBPF_HIST_BUCKETS - 1;
 	v->hist[bucket]++;
 	bool failed = ret < 0 && ret >= -MAX_ERRNO;
+	bool retry = ret == -EAGAIN &&
+		     (cfg_would_block[(nr >> 6) & (KBPF_SYSCALL_MAX / 64 - 1)] &
+		      (1ull << (nr & 63)));
 	__u32 kind = f->kind;
 	if (kind >= KBPF_KIND_FILE && kind <= KBPF_KINDS) {
 		__u64 *k = v->kinds[kind - 1];
 		k[0]++;
 		k[1] += duration_ns;
 		if (failed)
-			k[ret == -EAGAIN ? 2 : 3]++;
+			k[retry ? 2 : 3]++;
 	}
 
 	if (failed) {
-		if (ret == -EAGAIN)
+		if (retry)
 			v->retries++;
 		else
 			v->errors++;

@@ -50,8 +50,8 @@ struct kbpf_agg_value {
 	__u64 time_ns;
 	__u64 min_ns;
 	__u64 max_ns;
-	__u64 retries;	/* -EAGAIN */
-	__u64 errors;	/* any other -errno */
+	__u64 retries;	/* -EAGAIN of a would-block syscall (cfg_would_block) */
+	__u64 errors;	/* any other -errno, other EAGAINs included */
 	__u64 hist[KBPF_HIST_BUCKETS];
 	/* calls whose first argument is a descriptor, by its kind - 1:
 	 * count, time_ns, retries, errors (the `kinds` of FORMAT.md) */

@@ -91,6 +91,8 @@ static int try_start(struct tracer *t, const struct options *o, bool tp_btf,
 	}
 	kp_syscall_fd_arg_bits(NULL, (uint64_t *)t->skel->rodata->cfg_fd_arg,
 			       KBPF_SYSCALL_MAX);
+	kp_syscall_would_block_bits(NULL, (uint64_t *)t->skel->rodata->cfg_would_block,
+				    KBPF_SYSCALL_MAX);
 	choose_programs(t->skel, tp_btf);
 	/* run on demand, never attached; loaded only for --events */
 	bpf_program__set_autoattach(t->skel->progs.flush_events, false);

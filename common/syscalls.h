@@ -41,6 +41,18 @@ bool kp_syscall_fd_arg(const char *arch, unsigned nr);
  * in microseconds: for a hot path's table built at start-up.
  */
 void kp_syscall_fd_arg_bits(const char *arch, uint64_t *bits, unsigned nbits);
+/*
+ * Whether an EAGAIN (EWOULDBLOCK) of syscall nr on arch (NULL = host) means
+ * the call would have blocked, and so counts as a retry: read, write,
+ * recvmsg, accept4, flock, fcntl, semop, ... but not futex (the word had
+ * changed), clone (a limit) and the like, whose EAGAIN is an error.
+ * Linear in the list; hot paths use the bitmap below.
+ */
+bool kp_syscall_would_block(const char *arch, unsigned nr);
+/* kp_syscall_would_block as a bitmap, like kp_syscall_fd_arg_bits. */
+void kp_syscall_would_block_bits(const char *arch, uint64_t *bits, unsigned nbits);
+/* The list itself (names as on x86_64), for tests and documentation. */
+const char *const *kp_syscall_would_block_names(unsigned *count);
 /* The table of arch and its length; NULL for an unknown architecture. */
 const struct kp_syscall_entry *kp_syscall_table(const char *arch,
 						unsigned *count);

@@ -359,6 +359,8 @@ static int setup(void)
 	err = pthread_atfork(NULL, NULL, kp_after_fork_child);
 	if (err)
 		return -err;
+	/* which EAGAINs are retries (common/syscalls.c); before any call counts */
+	kp_syscall_would_block_bits(NULL, kp_would_block_bits, KP_SYSCALL_MAX);
 	/* the descriptors open now, before the trace's own */
 	kp_fd_kinds_init();
 	set_deadline();

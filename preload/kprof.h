@@ -343,12 +343,26 @@ static inline void kp_call_fd(struct kp_call *c, unsigned nr, long arg0)
 	c->fd_kind = kp_fd_kind_at_call(nr, arg0);
 }
 
-static inline void kp_kind_add(uint64_t *k, uint64_t ns, bool failed, int err)
+/* Syscalls whose EAGAIN is a would-block (kp_syscall_would_block), filled
+ * by setup() before the shim goes active. */
+extern uint64_t kp_would_block_bits[KP_SYSCALL_MAX / 64];
+
+/* A failed call is a retry, not an error: EAGAIN of a call that would have
+ * blocked. futex's EAGAIN (the word had changed) and clone's (a limit) are
+ * errors. Only on the failure path. */
+static inline bool kp_is_retry(unsigned nr, int err)
+{
+	return (err == EAGAIN || err == EWOULDBLOCK) && nr < KP_SYSCALL_MAX &&
+	       ((kp_would_block_bits[nr / 64] >> (nr % 64)) & 1);
+}
+
+static inline void kp_kind_add(uint64_t *k, unsigned nr, uint64_t ns, bool failed,
+			       int err)
 {
 	k[KP_KIND_COUNT]++;
 	k[KP_KIND_TIME_NS] += ns;
 	if (unlikely(failed))
-		k[err == EAGAIN || err == EWOULDBLOCK ? KP_KIND_RETRIES : KP_KIND_ERRORS]++;
+		k[kp_is_retry(nr, err) ? KP_KIND_RETRIES : KP_KIND_ERRORS]++;
 }
 
 /* The call's start: the kind of clock first, then a tick of that kind. */
@@ -514,7 +528,7 @@ static inline void kp_call_end(struct kp_call *c, bool failed, int err,
 		s->hist[kp_hist_bucket(ns)]++;
 		kp_site_add(s, c->site, ns);
 		if (c->fd_kind)
-			kp_kind_add(s->kinds[c->fd_kind - 1], ns, failed, err);
+			kp_kind_add(s->kinds[c->fd_kind - 1], c->nr, ns, failed, err);
 		if (unlikely(failed))
 			kp_account_slot(t, s, ns, failed, err);
 	}

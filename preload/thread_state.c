@@ -199,10 +199,7 @@ struct kp_slot *kp_slot_new(struct kp_thread *t, unsigned nr)
 	return s;
 }
 
-static bool is_retry(int err)
-{
-	return err == EAGAIN || err == EWOULDBLOCK;
-}
+uint64_t kp_would_block_bits[KP_SYSCALL_MAX / 64];
 
 void kp_account_slot(struct kp_thread *t, struct kp_slot *s, uint64_t ns,
 		     bool failed, int err)
@@ -211,7 +208,7 @@ void kp_account_slot(struct kp_thread *t, struct kp_slot *s, uint64_t ns,
 	(void)ns;
 	if (!failed)
 		return;
-	if (is_retry(err))
+	if (kp_is_retry(s->nr, err))
 		s->retries++;
 	else
 		s->errors++;
@@ -258,7 +255,7 @@ void kp_account_global(unsigned nr, uint64_t ns, bool failed, int err)
 	atomic_max(&s->max_ns, ns);
 	__atomic_fetch_add(&s->hist[kp_hist_bucket(ns)], 1, __ATOMIC_RELAXED);
 	if (failed) {
-		__atomic_fetch_add(is_retry(err) ? &s->retries : &s->errors, 1,
+		__atomic_fetch_add(kp_is_retry(nr, err) ? &s->retries : &s->errors, 1,
 				   __ATOMIC_RELAXED);
 		unsigned i;
 		for (i = 0; i < KP_ERRNO_PAIRS; i++) {
@@ -288,7 +285,7 @@ static void kind_global(unsigned nr, unsigned fd_kind, uint64_t ns, bool failed,
 	__atomic_fetch_add(&k[KP_KIND_COUNT], 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&k[KP_KIND_TIME_NS], ns, __ATOMIC_RELAXED);
 	if (failed)
-		__atomic_fetch_add(&k[is_retry(err) ? KP_KIND_RETRIES : KP_KIND_ERRORS], 1,
+		__atomic_fetch_add(&k[kp_is_retry(nr, err) ? KP_KIND_RETRIES : KP_KIND_ERRORS], 1,
 				   __ATOMIC_RELAXED);
 }
 
@@ -324,7 +321,8 @@ void kp_account_untimed_kind(unsigned nr, unsigned fd_kind, bool failed, int err
 			kp_account_global(nr, 0, failed, err);
 		} else if (failed) {
 			struct kp_slot *g = &kp_global_slots[nr];
-			__atomic_fetch_add(err == EAGAIN ? &g->retries : &g->errors, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(kp_is_retry(nr, err) ? &g->retries : &g->errors, 1,
+					   __ATOMIC_RELAXED);
 		}
 		return;
 	}
@@ -338,7 +336,7 @@ void kp_account_untimed_kind(unsigned nr, unsigned fd_kind, bool failed, int err
 			s->min_ns = 0;
 			s->hist[0]++;
 			if (fd_kind)
-				kp_kind_add(s->kinds[fd_kind - 1], 0, failed, err);
+				kp_kind_add(s->kinds[fd_kind - 1], nr, 0, failed, err);
 		}
 		kp_account_slot(t, s, 0, failed, err);
 	}

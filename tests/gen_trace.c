@@ -318,7 +318,8 @@ static void process_b(void)
 		 * [start, duration, nr, ret, fd, kind] on thread 103: reads
 		 * alternate between a pipe (fd 5) and a socket (fd 6), each
 		 * an EAGAIN run of its own; fd 7 (eventfd) is closed in the
-		 * middle of one; then a futex EAGAIN without descriptor.
+		 * middle of one; then a futex EAGAIN without descriptor (the
+		 * word had changed: an error, not an operation of --blocking).
 		 */
 		const int64_t kev[][6] = {
 			{ 3000, 1000, 0, -11, 5, 2 }, { 3100, 1000, 0, -11, 6, 3 },

@@ -5,6 +5,8 @@
  * the table against <sys/syscall.h> for the same names and that the
  * number<->name lookup round-trips for every entry.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -78,6 +80,46 @@ int main(void)
 		printf("%s: %u entries, %u bad\n", arches[a_i], count, bad);
 		if (count < 250 || bad)
 			failures++;
+	}
+	/*
+	 * The would-block list (retries): every name is a syscall of x86_64
+	 * (the list's own naming), and of aarch64 but open; futex, clone and
+	 * io_uring_enter are not in it; the bitmap says what the lookup says.
+	 */
+	unsigned nwb;
+	const char *const *wb = kp_syscall_would_block_names(&nwb);
+	for (unsigned a_i = 0; a_i < 2; a_i++) {
+		unsigned missing = 0, differ = 0, set = 0;
+		uint64_t bits[KP_SYSCALL_MAX / 64];
+		kp_syscall_would_block_bits(arches[a_i], bits, KP_SYSCALL_MAX);
+		for (unsigned i = 0; i < nwb; i++)
+			if (kp_syscall_nr(arches[a_i], wb[i]) < 0 &&
+			    !(a_i == 1 && strcmp(wb[i], "open") == 0)) {
+				printf("FAIL %s: would-block name %s unknown\n", arches[a_i], wb[i]);
+				missing++;
+			}
+		for (unsigned nr = 0; nr < KP_SYSCALL_MAX; nr++) {
+			bool bit = (bits[nr / 64] >> (nr % 64)) & 1;
+			set += bit;
+			differ += bit != kp_syscall_would_block(arches[a_i], nr);
+		}
+		printf("%s: %u would-block syscalls of %u names, %u unknown, %u differ\n",
+		       arches[a_i], set, nwb, missing, differ);
+		failures += missing || differ || set + (a_i == 1) != nwb;
+		const char *no[] = { "futex", "clone", "clone3", "io_uring_enter", "mmap" };
+		for (unsigned i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+			char what[64];
+			snprintf(what, sizeof(what), "%s %s would-block", arches[a_i], no[i]);
+			check(what, 0, kp_syscall_would_block(arches[a_i],
+							      (unsigned)kp_syscall_nr(arches[a_i], no[i])));
+		}
+		const char *yes[] = { "read", "accept4", "flock", "fcntl", "semop", "recvmsg" };
+		for (unsigned i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+			char what[64];
+			snprintf(what, sizeof(what), "%s %s would-block", arches[a_i], yes[i]);
+			check(what, 1, kp_syscall_would_block(arches[a_i],
+							       (unsigned)kp_syscall_nr(arches[a_i], yes[i])));
+		}
 	}
 	/* aarch64 is a different numbering: spot-check two well-known ones */
 	check("aarch64 openat", 56, kp_syscall_nr("aarch64", "openat"));
