@@ -315,6 +315,12 @@ int kp_filter_apply(struct kp_model *m, const struct kp_filter *f)
 			if (nr_passes(f, s->event_list[k].nr))
 				s->event_list[out++] = s->event_list[k];
 		s->n_event_list = out;
+		/* the shim's own calls, set aside by --coverage --after-start */
+		out = 0;
+		for (size_t k = 0; k < s->n_own; k++)
+			if (nr_passes(f, s->own[k].key))
+				s->own[out++] = s->own[k];
+		s->n_own = out;
 	}
 	for (size_t i = 0; i < m->n_history; i++) {
 		struct kp_snapshot *h = &m->history[i];

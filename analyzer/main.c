@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "coverage.h"
+#include "input.h"
 #include "listen.h"
 #include "model.h"
 #include "symbolize.h"
@@ -40,7 +42,9 @@ static const char usage_text[] =
 "  -f, --format=FORMAT   table (default), json, csv or markdown\n"
 "  -b, --by=WHAT         syscall (default: one merged table), process (one\n"
 "                        table per process image), thread (one per thread),\n"
-"                        errno (failed calls by errno and syscall), kind (one\n"
+"                        errno (failed calls by errno and syscall; JSON:\n"
+"                        {failed_calls, errnos: [{errno, number, calls,\n"
+"                        syscalls: [{name, nr, calls}]}]}), kind (one\n"
 "                        table per kind of descriptor the calls used: file\n"
 "                        (also directories and devices), pipe (and FIFOs),\n"
 "                        socket, other (eventfd, epoll, timerfd, ... and\n"
@@ -57,7 +61,10 @@ static const char usage_text[] =
 "  -c, --coverage        exactly two PATHs, A and B, traces of the same\n"
 "                        workload: per syscall, the calls A saw next to those\n"
 "                        B saw and the share (shim vs kbpf-trace: what the\n"
-"                        shim cannot see). --format=table, json or markdown\n"
+"                        shim cannot see). --format=table, json or markdown.\n"
+"                        The filters apply to both; --pid needs processes\n"
+"                        in both, so two traces of one run (the shim under\n"
+"                        kbpf-trace)\n"
 "      --after-start     with --coverage: count only B's calls made while A's\n"
 "                        shim was running in the process (after its start-up,\n"
 "                        before the exec that replaced the image), and set\n"
@@ -92,7 +99,8 @@ static const char usage_text[] =
 "                        +5% with count +5% or average +25%) are flagged\n"
 "      --timeline=FILE   write the event records as Chrome trace JSON\n"
 "                        (Perfetto, chrome://tracing); needs KPROF_EVENTS=1\n"
-"                        or kbpf-trace --events\n"
+"                        or kbpf-trace --events (without events, or when no\n"
+"                        event passes the filters: exit 1, no FILE)\n"
 "      --sites           top call sites per syscall (--top of them, default 5,\n"
 "                        0 = all); with kbpf-trace --stacks, each stack's\n"
 "                        innermost frame outside libc and ld.so\n"
@@ -149,10 +157,11 @@ static const char usage_text[] =
 "  1  usage error, no input could be read, or the output failed\n"
 "  2  profile printed, but an input was truncated or corrupt (the records\n"
 "     before the damage are used; a warning gives file and byte offset,\n"
-"     counted in the decompressed stream for gzip), or held no record at\n"
-"     all, or did not start with a header (a process whose trace never\n"
-"     arrived, or whose start is missing), or a PATH could not be read\n"
-"     while others could\n"
+"     counted in the decompressed stream for gzip; after 10 per input the\n"
+"     rest are counted), or is not a kprof trace at all (said once), or\n"
+"     held no record at all, or did not start with a header (a process\n"
+"     whose trace never arrived, or whose start is missing), or a PATH\n"
+"     could not be read while others could\n"
 "  3  --strict: a loss (see --strict), damaged input or not\n"
 "  4  --assert: an assertion does not hold (named on stderr), whatever else\n"
 "\n"
@@ -172,11 +181,10 @@ static const char usage_text[] =
 "  KPROF_EVENTS=1 ... ; kanalyze --timeline=out.json /tmp/t\n"
 "  kanalyze --sites /tmp/t; kanalyze --folded /tmp/t > stacks.txt\n"
 "  kanalyze --html=report.html --interval=100 /tmp/t\n"
-"  kanalyze --assert 'pending_pipe_readers==0' --assert 'open_fds.pipe==0' /tmp/t\n";
+"  kanalyze --assert 'pending_pipe_readers==0' --assert 'exit_status_max==0' /tmp/t\n";
 
 struct run {
 	struct kp_model model;
-	struct kp_reader_ops ops;
 	size_t printed_damage;
 	size_t inputs_read;
 	size_t inputs_failed;
@@ -205,26 +213,10 @@ static void print_new_damage(struct run *run)
 		kp_print_damage(stderr, &m->damaged[run->printed_damage]);
 }
 
-/*
- * 0, or -ENOMEM (fatal); unreadable files are counted, not returned. A
- * file without one record and without damage is damage too: the producer
- * creates its file when the process starts, so the process existed, and
- * none of its trace arrived.
- */
+/* 0, or -ENOMEM (fatal); unreadable files are counted, not returned. */
 static int read_file(struct run *run, const char *path)
 {
-	uint64_t records = run->model.records;
-	size_t damaged = run->model.n_damaged;
-	int err = kp_read_file(path, &run->ops);
-	if (!err && run->model.records == records && run->model.n_damaged == damaged) {
-		struct stat st;
-		bool zero = stat(path, &st) == 0 && st.st_size == 0;
-		err = kp_model_note_empty(&run->model, path, zero ?
-			"empty trace file: the process wrote nothing (killed before its "
-			"first flush, or its disk was full)" :
-			"no record in this trace file: the process wrote nothing (killed "
-			"before its first flush, or its disk was full)");
-	}
+	int err = kp_input_read_file(&run->model, path);
 	print_new_damage(run);
 	if (err == -ENOMEM)
 		return err;
@@ -308,9 +300,6 @@ static int read_one(struct run *run, const char *path, bool keep_events)
 {
 	kp_model_init(&run->model);
 	run->model.keep_events = keep_events;
-	run->ops.on_record = kp_model_on_record;
-	run->ops.on_damage = kp_model_on_damage;
-	run->ops.ctx = &run->model;
 	int err = read_path(run, path);
 	if (err)
 		return err;
@@ -616,17 +605,33 @@ static int write_to_file(const char *path, const char *what, const struct kp_mod
 	}
 	int err = 0;
 	uint64_t slices = 0;
+	struct stat st;
+	/* a regular file is removed when writing fails (/dev/stdout is not) */
+	bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
 	if (strcmp(what, "timeline") == 0)
 		err = kp_write_timeline(f, m, &slices);
 	else
 		err = kp_write_html(f, m, &cli->opts, cli->interval_ms);
 	if (fclose(f) && !err)
 		err = -errno;
-	if (err)
+	if (err) {
 		fprintf(stderr, "kanalyze: cannot write %s: %s\n", path, strerror(-err));
+		if (regular)
+			unlink(path); /* not half a file */
+	}
 	else if (strcmp(what, "timeline") == 0)
 		fprintf(stderr, "kanalyze: %s: %" PRIu64 " slices\n", path, slices);
 	return err;
+}
+
+/* Calls in event records: those read (recorded) and those kept by the filters. */
+static void count_events(const struct kp_model *m, uint64_t *recorded, uint64_t *kept)
+{
+	*recorded = *kept = 0;
+	for (size_t i = 0; i < m->n_streams; i++) {
+		*recorded += m->streams[i].events;
+		*kept += m->streams[i].n_event_list;
+	}
 }
 
 /* Everything printed from one model; the exit status. */
@@ -637,6 +642,15 @@ static int print_views(struct cli *cli, struct kp_model *m, bool damaged)
 
 	kp_model_sort_streams(m);
 	if (cli->timeline) {
+		uint64_t recorded, kept;
+		count_events(m, &recorded, &kept);
+		/* no file: an empty timeline would look like a run without calls
+		 * (main said it when the trace has no events at all) */
+		if (!kept) {
+			fprintf(stderr, "kanalyze: --timeline: no event of the trace passes "
+				"the filters; %s not written\n", cli->timeline);
+			return EXIT_USAGE;
+		}
 		if ((err = write_to_file(cli->timeline, "timeline", m, cli)))
 			return EXIT_USAGE;
 		printed = true;
@@ -720,9 +734,11 @@ static int pair_main(const char *name, pair_report *report, bool b_after_start,
 	struct run a = { 0 }, b = { 0 };
 	int status = EXIT_USAGE, err;
 
-	if ((err = read_one(&a, path_a, false)))
+	/* the event filters rebuild the counts from the events */
+	bool events = kp_filter_needs_events(&cli->filter);
+	if ((err = read_one(&a, path_a, events)))
 		goto out_a;
-	if ((err = read_one(&b, path_b, b_after_start)))
+	if ((err = read_one(&b, path_b, b_after_start || events)))
 		goto out_b;
 	err = report(&a, &b, path_a, path_b, cli);
 	if (!err && fflush(stdout))
@@ -738,9 +754,34 @@ out_a:
 	return status;
 }
 
+/*
+ * The filters on both traces of a pair. With need_both (--coverage: two
+ * traces of one run, the shim under kbpf-trace) --pid must leave processes
+ * in both, else that is said. 0, -ENODATA (said) or -errno.
+ */
+static int pair_filter(struct run *a, struct run *b, const char *path_a,
+		       const char *path_b, const struct kp_filter *filter, bool need_both)
+{
+	int err;
+	if ((err = kp_filter_apply(&a->model, filter)) ||
+	    (err = kp_filter_apply(&b->model, filter)))
+		return err == -EINVAL ? -ENODATA : err;
+	if (!need_both || !filter->n_pids || (a->model.n_streams && b->model.n_streams))
+		return 0;
+	const char *which = a->model.n_streams ? "B" : b->model.n_streams ? "A" : "A and B";
+	const char *path = a->model.n_streams ? path_b : b->model.n_streams ? path_a : NULL;
+	fprintf(stderr, "kanalyze: --pid: no process of these pids in %s%s%s%s: give "
+		"pids that both traces hold (two traces of one run: the shim under "
+		"kbpf-trace)\n", which, path ? " (" : "", path ? path : "", path ? ")" : "");
+	return -ENODATA;
+}
+
 static int coverage_report(struct run *a, struct run *b, const char *path_a,
 			   const char *path_b, const struct cli *cli)
 {
+	int err = pair_filter(a, b, path_a, path_b, &cli->filter, true);
+	if (err)
+		return err;
 	return kp_report_coverage(stdout, &a->model, &b->model, path_a, path_b,
 				  cli->opts.format == KP_FORMAT_JSON,
 				  cli->opts.format == KP_FORMAT_MARKDOWN, cli->after_start);
@@ -750,9 +791,8 @@ static int diff_report(struct run *a, struct run *b, const char *path_a,
 		       const char *path_b, const struct cli *cli)
 {
 	size_t regressions = 0;
-	int err;
-	if ((err = kp_filter_apply(&a->model, &cli->filter)) ||
-	    (err = kp_filter_apply(&b->model, &cli->filter)))
+	int err = pair_filter(a, b, path_a, path_b, &cli->filter, false);
+	if (err)
 		return err;
 	return kp_report_diff(stdout, &a->model, &b->model, path_a, path_b, &cli->opts,
 			      &regressions);
@@ -811,9 +851,6 @@ int main(int argc, char **argv)
 	run.model.keep_events = cli.timeline || cli.blocking || cli.html ||
 				kp_filter_needs_events(&cli.filter);
 	run.model.keep_history = cli.interval_ms || cli.html;
-	run.ops.on_record = kp_model_on_record;
-	run.ops.on_damage = kp_model_on_damage;
-	run.ops.ctx = &run.model;
 	if (cli.listen) {
 		struct kp_listen_opts lo = { .address = cli.listen, .save_dir = cli.save,
 					     .refresh_ms = cli.refresh_ms,
@@ -845,6 +882,14 @@ int main(int argc, char **argv)
 		run.model.whole_tree = run.dirs_read || run.model.files > 1;
 	if ((err = kp_model_check_forks(&run.model))) {
 		fprintf(stderr, "kanalyze: %s\n", strerror(-err));
+		goto out_model;
+	}
+	uint64_t recorded, kept;
+	count_events(&run.model, &recorded, &kept);
+	if (cli.timeline && !recorded) {
+		fprintf(stderr, "kanalyze: --timeline: the trace has no events: record them "
+			"with KPROF_EVENTS=1 or kbpf-trace --events; %s not written\n",
+			cli.timeline);
 		goto out_model;
 	}
 	if ((err = kp_filter_apply(&run.model, &cli.filter))) {

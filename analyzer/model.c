@@ -1106,6 +1106,32 @@ int kp_model_note_empty(struct kp_model *m, const char *source, const char *reas
 	return 0;
 }
 
+int kp_model_note_foreign(struct kp_model *m, size_t since, const char *source,
+			  bool decompressed, const char *reason)
+{
+	for (size_t i = since; i < m->n_damaged; i++) {
+		free(m->damaged[i].file);
+		free(m->damaged[i].reason);
+	}
+	if (since < m->n_damaged)
+		m->n_damaged = since;
+	return add_damage_entry(m, &(struct kp_damage_entry){
+		.file = (char *)source, .decompressed = decompressed,
+		.no_start = true, .whole_input = true, .reason = (char *)reason });
+}
+
+int kp_model_note_damage_summary(struct kp_model *m, const char *source,
+				 uint64_t offset, bool decompressed, uint64_t more)
+{
+	char why[160];
+	snprintf(why, sizeof(why), "%" PRIu64 " more damaged record%s after byte %" PRIu64
+		 "%s (not listed)", more, more == 1 ? "" : "s", offset,
+		 decompressed ? " of the decompressed stream" : "");
+	return add_damage_entry(m, &(struct kp_damage_entry){
+		.file = (char *)source, .offset = offset, .decompressed = decompressed,
+		.whole_input = true, .reason = why });
+}
+
 int kp_model_note_live(struct kp_model *m, const char *source)
 {
 	for (size_t i = 0; i < m->n_sources; i++)

@@ -219,6 +219,17 @@ void kp_model_on_damage(const struct kp_damage *damage, void *model);
  * per-process views show it. 0 or -ENOMEM.
  */
 int kp_model_note_empty(struct kp_model *m, const char *source, const char *reason);
+/*
+ * An input that is not a kprof trace at all: the damage entries from
+ * index since on (all of them its own) are replaced by one for the whole
+ * input, without a stream start. 0 or -ENOMEM.
+ */
+int kp_model_note_foreign(struct kp_model *m, size_t since, const char *source,
+			  bool decompressed, const char *reason);
+/* "N more damaged records after byte B (not listed)": the damage of one
+ * input past the first few. 0 or -ENOMEM. */
+int kp_model_note_damage_summary(struct kp_model *m, const char *source,
+				 uint64_t offset, bool decompressed, uint64_t more);
 /* A --listen connection still open when listening ended. 0 or -ENOMEM. */
 int kp_model_note_live(struct kp_model *m, const char *source);
 /* Whether the stream ended: exit record, or an exec nothing followed. */

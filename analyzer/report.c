@@ -16,6 +16,22 @@ int kp_report_profile(struct kp_profile *p, const struct kp_model *m,
 	return 0;
 }
 
+void kp_format_duration(char *buf, size_t size, double value, int decimals)
+{
+	static const double last_digit[] = { 1, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5,
+					      1e-6, 1e-7, 1e-8, 1e-9 };
+	int d = decimals;
+	/* Below one unit of the last decimal (a 250 ns average is 0.000 ms,
+	 * 560 ns would round to 0.001): two significant digits instead. */
+	if (value > 0 && d >= 0 && d < 9 && value < last_digit[d]) {
+		while (d < 9 && value < last_digit[d])
+			d++;
+		if (d < 9)
+			d++;
+	}
+	snprintf(buf, size, "%.*f", d, value);
+}
+
 size_t kp_report_rows(const struct kp_profile *p,
 		      const struct kp_report_opts *o)
 {

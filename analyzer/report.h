@@ -42,6 +42,13 @@ int kp_report_markdown(FILE *out, const struct kp_model *m,
 int kp_report_profile(struct kp_profile *p, const struct kp_model *m,
 		      const struct kp_stream *s, const struct kp_thread *t,
 		      const struct kp_report_opts *o);
+/*
+ * A time in its column's unit (ms, us) with the given decimals ("13.84");
+ * a non-zero value below one unit of the last decimal gets two
+ * significant digits instead ("0.00025"), so that no call that took time
+ * shows as 0 (nor as twice its time, 0.001 for 0.00056).
+ */
+void kp_format_duration(char *buf, size_t size, double value, int decimals);
 /* Rows to print: o->top or all. */
 size_t kp_report_rows(const struct kp_profile *p,
 		      const struct kp_report_opts *o);

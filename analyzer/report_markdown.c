@@ -30,10 +30,12 @@ static void md_row(FILE *out, const struct kp_row *r, bool total,
 		fprintf(out, "| **TOTAL** ");
 	else
 		fprintf(out, "| %s (%" PRIu64 ") ", r->name, r->nr);
-	fprintf(out, "| %s%" PRIu64 "%s | %s%.2f%s | %s%.3f%s | %s%" PRIu64 "%s ",
-		b, r->count, b, b, (double)r->time_ns / 1e6, b, b,
-		r->count ? (double)r->time_ns / (double)r->count / 1e6 : 0.0, b,
-		b, r->retries, b);
+	char time_ms[32], avg_ms[32];
+	kp_format_duration(time_ms, sizeof(time_ms), (double)r->time_ns / 1e6, 2);
+	kp_format_duration(avg_ms, sizeof(avg_ms),
+			   r->count ? (double)r->time_ns / (double)r->count / 1e6 : 0.0, 3);
+	fprintf(out, "| %s%" PRIu64 "%s | %s%s%s | %s%s%s | %s%" PRIu64 "%s ",
+		b, r->count, b, b, time_ms, b, b, avg_ms, b, b, r->retries, b);
 	if (o->errors) {
 		char buf[1024];
 		kp_report_errnos(buf, sizeof(buf), r);
@@ -41,10 +43,14 @@ static void md_row(FILE *out, const struct kp_row *r, bool total,
 	}
 	if (o->percentiles && r->no_latency)
 		fputs("| - | - | - | - ", out);
-	else if (o->percentiles)
-		fprintf(out, "| %.2f | %.2f | %.2f | %.2f ",
-			(double)r->p50_ns / 1e3, (double)r->p90_ns / 1e3,
-			(double)r->p99_ns / 1e3, (double)r->max_ns / 1e3);
+	else if (o->percentiles) {
+		const uint64_t v[4] = { r->p50_ns, r->p90_ns, r->p99_ns, r->max_ns };
+		for (int k = 0; k < 4; k++) {
+			char us[32];
+			kp_format_duration(us, sizeof(us), (double)v[k] / 1e3, 2);
+			fprintf(out, "| %s ", us);
+		}
+	}
 	fputs("|\n", out);
 }
 

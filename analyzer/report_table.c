@@ -54,9 +54,9 @@ static void fill(struct line *l, const struct kp_row *r, bool total,
 	else
 		snprintf(l->cell[c++], CELL, "%s (%" PRIu64 ")", r->name, r->nr);
 	snprintf(l->cell[c++], CELL, "%" PRIu64, r->count);
-	snprintf(l->cell[c++], CELL, "%.2f", (double)r->time_ns / 1e6);
-	snprintf(l->cell[c++], CELL, "%.3f",
-		 r->count ? (double)r->time_ns / (double)r->count / 1e6 : 0.0);
+	kp_format_duration(l->cell[c++], CELL, (double)r->time_ns / 1e6, 2);
+	kp_format_duration(l->cell[c++], CELL,
+			   r->count ? (double)r->time_ns / (double)r->count / 1e6 : 0.0, 3);
 	snprintf(l->cell[c++], CELL, "%" PRIu64, r->retries);
 	if (o->errors)
 		snprintf(l->cell[c++], CELL, "%" PRIu64, r->errors);
@@ -70,7 +70,8 @@ static void fill(struct line *l, const struct kp_row *r, bool total,
 			if (r->no_latency)
 				snprintf(l->cell[c++], CELL, "-");
 			else if (in_hist || k == 3)
-				snprintf(l->cell[c++], CELL, "%.2f", (double)v[k] / 1e3);
+				/* in us, the same rule */
+				kp_format_duration(l->cell[c++], CELL, (double)v[k] / 1e3, 2);
 			else
 				snprintf(l->cell[c++], CELL, "-");
 		}
@@ -230,6 +231,82 @@ static int print_kinds(FILE *out, const struct kp_model *m,
 	return 0;
 }
 
+/*
+ * Why a symbol-mode stream ran in symbol mode, from its header's coverage
+ * sentence (preload/rewrite_setup.c): "(symbol mode chosen: WHY)",
+ * "(rewrite mode unavailable: WHY)", or from older shims "(rewrite mode:
+ * WHY)" where WHY "KPROF_HOOK=symbols" means chosen. Copies WHY to buf;
+ * 1 chosen, 0 unavailable, -1 unknown (no such part).
+ */
+static int symbols_reason(const char *coverage, char *buf, size_t size)
+{
+	static const struct { const char *tag; int chosen; } tags[] = {
+		{ "(symbol mode chosen: ", 1 },
+		{ "(rewrite mode unavailable: ", 0 },
+		{ "(rewrite mode: ", 0 },
+	};
+	for (size_t i = 0; coverage && i < sizeof(tags) / sizeof(tags[0]); i++) {
+		const char *p = strstr(coverage, tags[i].tag);
+		if (!p)
+			continue;
+		p += strlen(tags[i].tag);
+		/* up to the parenthesis that closes the tag's (WHY may hold some) */
+		size_t n = 0;
+		for (int depth = 1; p[n]; n++) {
+			if (p[n] == '(')
+				depth++;
+			else if (p[n] == ')' && --depth == 0)
+				break;
+		}
+		snprintf(buf, size, "%.*s", (int)n, p);
+		return tags[i].chosen || strcmp(buf, "KPROF_HOOK=symbols") == 0;
+	}
+	return -1;
+}
+
+/* The symbol-mode note: what is missed and why (one reason per distinct one). */
+static void print_symbols_note(FILE *out, const struct kp_model *m)
+{
+	char reasons[4][200];
+	int chosen[4], n = 0;
+	bool more = false;
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		char why[200];
+		if (!s->producer || strcmp(s->producer, "preload") != 0)
+			continue;
+		int c = symbols_reason(s->coverage, why, sizeof(why));
+		if (c < 0)
+			continue;
+		bool seen = false;
+		for (int k = 0; k < n && !seen; k++)
+			seen = chosen[k] == c && strcmp(reasons[k], why) == 0;
+		if (seen)
+			continue;
+		if (n == 4) {
+			more = true;
+			continue;
+		}
+		chosen[n] = c;
+		snprintf(reasons[n++], sizeof(reasons[0]), "%s", why);
+	}
+	fprintf(out, "coverage: libc exported functions only — futex and internal "
+		     "calls are not seen");
+	for (int k = 0; k < n; k++) {
+		fputs(k ? "; " : " (", out);
+		if (chosen[k])
+			fprintf(out, "symbol mode chosen: %s", reasons[k]);
+		else
+			fprintf(out, "rewrite mode unavailable: %s", reasons[k]);
+	}
+	fputs(more ? "; ...)" : n ? ")" : "", out);
+	bool any_chosen = false;
+	for (int k = 0; k < n; k++)
+		any_chosen |= chosen[k];
+	fprintf(out, "; use kbpf-trace to see them%s\n",
+		any_chosen ? ", or unset KPROF_HOOK" : "");
+}
+
 /* What the shim could see, by its hook mode (the header's hook_mode). */
 static void print_hook_coverage(FILE *out, const struct kp_model *m)
 {
@@ -239,8 +316,7 @@ static void print_hook_coverage(FILE *out, const struct kp_model *m)
 	if (strcmp(mode, "rewrite") == 0)
 		fprintf(out, "coverage: complete after start-up\n");
 	else if (strcmp(mode, "symbols") == 0)
-		fprintf(out, "coverage: libc exported functions only — futex and "
-			     "internal calls are not seen; use kbpf-trace or run as root\n");
+		print_symbols_note(out, m);
 	else
 		fprintf(out, "coverage: mixed — some processes complete after "
 			     "start-up, some libc exported functions only\n");

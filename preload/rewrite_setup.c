@@ -46,13 +46,18 @@ const char *kp_rw_coverage(void)
 	if (kp_rw_active)
 		return cover_rewrite;
 	if (!cover_symbols[0]) {
+		/* kanalyze's coverage note quotes the part in parentheses */
+		bool chosen = strcmp(symbols_why, "KPROF_HOOK=symbols") == 0;
 		strcpy(cover_symbols,
-		       "libc exported functions only — futex and other calls "
-		       "made inside libc are not seen; use kbpf-trace to see "
-		       "them (rewrite mode: ");
+		       chosen ? "libc exported functions only — futex and other "
+				"calls made inside libc are not seen (symbol mode "
+				"chosen: " :
+				"libc exported functions only — futex and other "
+				"calls made inside libc are not seen (rewrite mode "
+				"unavailable: ");
 		strncat(cover_symbols, symbols_why,
-			sizeof(cover_symbols) - strlen(cover_symbols) - 2);
-		strcat(cover_symbols, ")");
+			sizeof(cover_symbols) - strlen(cover_symbols) - 40);
+		strcat(cover_symbols, "); use kbpf-trace to see them");
 	}
 	return cover_symbols;
 }

@@ -23,7 +23,10 @@ KPROF_EVENTS=1 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/eagain "$BUILD/tests/eagain_pipe"
 "$KANALYZE" --timeline=eagain.json eagain 2> /dev/null
 jq -e '[.traceEvents[] | select(.args.error == "EAGAIN")] | length > 0' eagain.json > /dev/null ||
 	fail "no EAGAIN slice"
-# No event records: a message and exit 0 with an empty timeline.
+# No event records: the message, exit 1, no file (tests/t_analyze_cli_errors.sh
+# also covers events that no filter lets through).
 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/noev "$BUILD/tests/getppid_loop" 10 > /dev/null
-"$KANALYZE" --timeline=empty.json noev 2> /dev/null
-expect_eq "slices without events" 0 "$(jq '.traceEvents | length' empty.json)"
+rc=0; "$KANALYZE" --timeline=empty.json noev 2> noev.err || rc=$?
+expect_eq "without events: exit" 1 "$rc"
+expect_eq "without events: message" "kanalyze: --timeline: the trace has no events: record them with KPROF_EVENTS=1 or kbpf-trace --events; empty.json not written" "$(cat noev.err)"
+[ ! -e empty.json ] || fail "an empty timeline was written"

@@ -27,7 +27,7 @@ for hook in auto rewrite; do
 	expect_eq "no CAP_SYS_RAWIO, KPROF_HOOK=$hook: getppid (symbol mode's count)" 100 "$(syscall_field "$json" getppid count)"
 	"$KANALYZE" "drop-$hook" > table.txt
 	expect_eq "no CAP_SYS_RAWIO, KPROF_HOOK=$hook: coverage line" \
-		"coverage: libc exported functions only — futex and internal calls are not seen; use kbpf-trace or run as root" \
+		"coverage: libc exported functions only — futex and internal calls are not seen (rewrite mode unavailable: cannot map the lowest page: Operation not permitted (needs CAP_SYS_RAWIO or vm.mmap_min_addr=0)); use kbpf-trace to see them" \
 		"$(sed -n 2p table.txt)"
 done
 # another user: the same (the test's directory must let nobody through)
@@ -48,3 +48,8 @@ KPROF_HOOK=symbols LD_PRELOAD=$SHIM KPROF_OUT=$PWD/sym "$prog" 100 > /dev/null
 expect_eq "KPROF_HOOK=symbols: hook_mode" symbols "$(mode sym)"
 jq -e '.coverage | test("KPROF_HOOK=symbols")' <<<"$(profile_json sym)" >/dev/null ||
 	fail "KPROF_HOOK=symbols not in the coverage sentence"
+# root who chose symbol mode is told it was chosen, not to run as root
+"$KANALYZE" sym > table.txt
+expect_eq "root, KPROF_HOOK=symbols: coverage line" \
+	"coverage: libc exported functions only — futex and internal calls are not seen (symbol mode chosen: KPROF_HOOK=symbols); use kbpf-trace to see them, or unset KPROF_HOOK" \
+	"$(sed -n 2p table.txt)"

@@ -1,0 +1,16 @@
+/* kanalyze: one trace file into the model (input.c). */
+#ifndef KANALYZE_INPUT_H
+#define KANALYZE_INPUT_H
+
+#include "model.h"
+
+/*
+ * Reads the file at path into m. Damage goes into m->damaged: the first
+ * few damaged records of the file one by one, then a count; a file that
+ * is no kprof trace at all, an empty file and a file without any record
+ * as one entry each. 0, or -errno when the file could not be read
+ * (-ENOMEM: out of memory).
+ */
+int kp_input_read_file(struct kp_model *m, const char *path);
+
+#endif
