@@ -197,6 +197,14 @@ SOAK_MINUTES ?= 30
 soak: $(BUILD)/libkprof.so $(BUILD)/kanalyze
 	$(Q)BUILD=$(abspath $(BUILD)) SOAK_MINUTES=$(SOAK_MINUTES) tests/soak/soak.sh
 
+# Torture suite (not in CI; its quick part is tests/t_torture_quick.sh):
+# foreign test suites and programs run plain and under the shim in both
+# hook modes, compared (docs/TORTURE.md). TORTURE_ARGS: e.g. --mode=symbols
+# or case names.
+.PHONY: torture
+torture: $(BUILD)/libkprof.so $(BUILD)/kanalyze
+	$(Q)BUILD=$(abspath $(BUILD)) tests/torture/run.sh $(TORTURE_ARGS)
+
 deps:
 	$(Q)scripts/install-deps.sh demo
 test-deps:

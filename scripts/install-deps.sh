@@ -9,7 +9,10 @@ demo="$build nodejs"
 # run real Debian programs; make test runs them.
 apps="erlang-base erlang-dev mariadb-server mariadb-client php-cli php-mysql php-opcache
 	wordpress wordpress-theme-twentytwentythree ccache linux-source bc bison flex xz-utils"
-test="$demo jq bc strace linux-perf bpftrace golang-go chromium libclang-rt-14-dev $apps"
+# The torture suite (tests/torture/, make torture) runs Debian's Python
+# regression tests and these programs plain and under the shim.
+torture="python3.11 libpython3.11-testsuite git perl tar sqlite3 curl dash bsdutils util-linux procps xz-utils gzip"
+test="$demo jq bc strace linux-perf bpftrace golang-go chromium libclang-rt-14-dev $apps $torture"
 case ${1:-demo} in
 demo) want=$demo ;;
 test) want=$test ;;

@@ -1,0 +1,4 @@
+# Python's regression test test_pty (Debian's libpython3.11-testsuite).
+# torture: quick timeout=300
+. "$TORTURE_CASES/lib.sh"
+regrtest test_pty
