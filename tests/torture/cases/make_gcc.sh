@@ -41,6 +41,9 @@ obj/%.o: src/%.c src/common.h
 clean:
 	rm -rf obj prog
 EOF
+# make's own, not a sub-make of the `make test` that may run this (its
+# MAKELEVEL and MAKEFLAGS would add "Entering directory" lines with paths)
+unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES
 # make's lines come in the order the jobs end: sorted
 make -j2 > make.log 2>&1
 echo "make: exit $?"
