@@ -339,6 +339,7 @@ static const char *errno_text(int err)
 	case EBADF: return "write failed: trace descriptor lost";
 	case EFBIG: return "write failed: File too large";
 	case ENOMEM: return "out of memory";
+	case ECHILD: return "the output process was killed or stopped (by the program?)";
 	case EACCES: return "cannot open trace file: Permission denied";
 	case ENOENT: return "cannot open trace file: No such file or directory";
 	case EEXIST: return "cannot open trace file: File exists";
@@ -380,6 +381,8 @@ static void say_loss(bool final)
 {
 	if (kp_output_refused())
 		return; /* "not tracing into ...": said, and meant */
+	if (lost.err == -ECHILD)
+		return; /* the program's own doing: said in the trace (drop) only */
 	struct msg_buf m = { .len = 0 };
 	if (!lost.said) {
 		lost.said = true;
@@ -409,10 +412,12 @@ static void say_loss(bool final)
 }
 
 static int dead_pid;
+static uint64_t batch_seq0; /* kp_proc.seq when the latest batch began */
 
 static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 {
 	bool final = kind == KP_FLUSH_EXIT || kind == KP_FLUSH_EXEC || kind == KP_FLUSH_DEATH;
+	batch_seq0 = kp_proc.seq;
 	if (!kp_proc.pid)
 		kp_read_pids(&kp_proc.pid, &kp_proc.ppid);
 	if (!batch_buf) {
@@ -592,6 +597,9 @@ void kp_flush_after_death(int pid)
 		return;
 	if (!kp_output_after_death(mid_batch))
 		return;
+	/* the batch cut back is written again: with the same numbers */
+	if (mid_batch)
+		kp_proc.seq = batch_seq0;
 	/* its syscalls are not the program's own any more */
 	kp_state = KP_PASSIVE;
 	kp_proc.exit_status = -1;

@@ -483,12 +483,18 @@ static int trace_call(int (*fn)(void *), void *arg)
 	out.fd = -1;
 	if (out.is_socket)
 		out.broken = true;
+	/*
+	 * Not on the program's stderr: a program that kills or stops its
+	 * children did it, and must see nothing of ours; the batch is
+	 * counted in the next one's `drop` record (reason below), which
+	 * kanalyze reports.
+	 */
 	if (!out.warned_writer) {
 		out.warned_writer = true;
-		kp_write_stderr("kprof: the trace writer process went away (killed?); "
-				"the trace goes on from the program's own process\n");
+		kp_debug("the output process went away (killed or stopped); "
+			 "the trace goes on from the program's own process");
 	}
-	return -EPIPE;
+	return -ECHILD;
 }
 
 static void start_output_process(void)
@@ -523,7 +529,7 @@ int kp_output_open(void)
 	start_output_process();
 	bool reopen = out.path[0] != 0;
 	int fd = trace_call(open_fn, NULL);
-	if (fd == -EPIPE && !out.remote)
+	if (fd == -ECHILD && !out.remote)
 		fd = open_fn(NULL); /* the output process died on the way */
 	say_open_problems();
 	if (fd < 0)

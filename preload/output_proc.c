@@ -278,6 +278,37 @@ static bool gone(void)
 	return r == ch.pid || r == -ECHILD;
 }
 
+/*
+ * Whether the output process is stopped (SIGSTOP to the program's children
+ * or its process group): then it is given up for good, killed, and the
+ * trace goes on from the program's own process; waiting for it could last
+ * as long as the stop, which the program cannot know it caused.
+ */
+static bool stopped(void)
+{
+	char path[40] = "/proc/", tmp[12], buf[256];
+	int i = 11;
+	tmp[i] = 0;
+	for (unsigned v = (unsigned)ch.pid; i > 0 && (v || i == 11); v /= 10)
+		tmp[--i] = (char)('0' + v % 10);
+	strcat(path, tmp + i);
+	strcat(path, "/stat");
+	long fd = kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	long n = kp_raw(SYS_read, fd, buf, sizeof(buf) - 1);
+	kp_raw(SYS_close, fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); /* "pid (comm) STATE ..." */
+	if (!p || p[1] != ' ' || (p[2] != 'T' && p[2] != 't'))
+		return false;
+	kp_raw(SYS_kill, ch.pid, SIGKILL);
+	kp_raw(SYS_wait4, ch.pid, NULL, __WCLONE, NULL);
+	return true;
+}
+
 int kp_outproc_start(void)
 {
 	if (ch.pid)
@@ -325,10 +356,11 @@ static int wait_done(uint32_t r, uint32_t before)
 			return 0;
 		if (__atomic_load_n(&ch.ready, __ATOMIC_ACQUIRE) == READY_FAILED && gone())
 			return -EPIPE;
-		/* a slow disk or listener is waited for; a dead process is not */
-		struct timespec ts = { 1, 0 };
+		/* a slow disk or listener is waited for; a dead process is not,
+		 * nor a stopped one (the program stopped its children) */
+		struct timespec ts = { 0, 200000000 };
 		long e = kp_raw(SYS_futex, &ch.done, FUTEX_WAIT_PRIVATE, d, &ts);
-		if (e == -ETIMEDOUT && gone())
+		if (e == -ETIMEDOUT && (gone() || stopped()))
 			return -EPIPE;
 	}
 }
