@@ -608,10 +608,33 @@ static int write_fn(void *arg)
 	return write_all(r->buf, r->len);
 }
 
+/*
+ * The output process went away during a write (the program killed or
+ * stopped it): a file goes on from the program's own process, from what
+ * it holds. The file's size says whether the chunk got written (whole or
+ * in part, then cut back): the stream, gzip included (its state is ours),
+ * stays exactly what it would have been. A socket cannot be resumed.
+ */
+static int resume_locally(const char *buf, size_t len, uint64_t before)
+{
+	if (out.is_socket || kp_output_open() != 0)
+		return -ECHILD;
+	if (out.offset == before + len)
+		return 0;
+	if (out.offset != before) {
+		kp_raw(SYS_ftruncate, out.fd, before);
+		kp_raw(SYS_lseek, out.fd, 0, SEEK_END);
+		out.offset = before;
+	}
+	return buf ? write_all(buf, len) : 0;
+}
+
 static int write_out(const char *buf, size_t len)
 {
 	struct write_req r = { buf, len };
-	return trace_call(write_fn, &r);
+	uint64_t before = out.offset;
+	int err = trace_call(write_fn, &r);
+	return err == -ECHILD ? resume_locally(buf, len, before) : err;
 }
 
 static int deflate_run(const char *buf, size_t len, int mode)
@@ -681,7 +704,8 @@ void kp_output_abort_batch(void)
 {
 	if (out.fd < 0)
 		return;
-	trace_call(abort_fn, NULL);
+	if (trace_call(abort_fn, NULL) == -ECHILD && resume_locally(NULL, 0, out.batch_start) == 0)
+		abort_fn(NULL);
 }
 
 /*
