@@ -856,6 +856,7 @@ static void on_exec_note(const struct kbpf_note_exec *x)
 	struct image *old = n->origin_start ? NULL : image_find(n->tgid, n->image);
 	uint64_t parent_stream = 0;
 	struct image saved = { 0 };
+	char *old_exe = NULL;
 
 	if (old) {
 		end_image(old, false);
@@ -866,26 +867,40 @@ static void on_exec_note(const struct kbpf_note_exec *x)
 			kp_rec_exec(&old->sink->w, &c, x->filename);
 		}
 		parent_stream = old->stream;
+		if (old->exe)
+			old_exe = strdup(old->exe);
 		saved = *old;
 		image_end(old);
 	}
 	if (cfg.stacks)
 		mappings_exec(n->tgid);
 	struct image *im = image_find(n->tgid, n->image + 1);
-	if (im)
-		return; /* created lazily already */
-	im = image_new(n->tgid, n->image + 1);
-	if (!im)
+	if (im || !(im = image_new(n->tgid, n->image + 1))) {
+		free(old_exe); /* created lazily already, or no memory */
 		return;
+	}
 	im->origin = n->origin_start ? "start" : "exec";
 	im->parent_stream = parent_stream;
 	im->ppid = n->ppid;
 	im->lost_events = saved.lost_events;
 	im->lost_calls = saved.lost_calls;
 	im->lost_notes = saved.lost_notes;
-	/* FORMAT's exe is /proc/PID/exe: the resolved path of the file. */
-	if (x->filename[0] == '/' && strncmp(x->filename, "/proc/", 6) != 0)
+	/*
+	 * FORMAT's exe is /proc/PID/exe: the resolved path of the file. An
+	 * execve("/proc/self/exe") runs the executable of the image that
+	 * exec'd, known here even when the new image has exited before its
+	 * /proc could be read (t_bpf_tree saw the bare name then).
+	 */
+	char self_exe[40];
+	snprintf(self_exe, sizeof(self_exe), "/proc/%u/exe", (unsigned)n->tgid);
+	if (old_exe && (strcmp(x->filename, "/proc/self/exe") == 0 ||
+			strcmp(x->filename, self_exe) == 0)) {
+		im->exe = old_exe;
+		old_exe = NULL;
+	} else if (x->filename[0] == '/' && strncmp(x->filename, "/proc/", 6) != 0) {
 		im->exe = realpath(x->filename, NULL);
+	}
+	free(old_exe);
 	if (!im->exe)
 		image_fill_from_proc(im);
 	if (!im->exe)
