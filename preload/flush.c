@@ -258,21 +258,9 @@ static void count_fds(struct kp_rec_exit *e)
  */
 static int dead_wait_status(int pid)
 {
-	char path[32] = "/proc/", tmp[12], buf[1024];
-	int i = 11;
-	tmp[i] = 0;
-	for (unsigned v = (unsigned)pid; i > 0 && (v || i == 11); v /= 10)
-		tmp[--i] = (char)('0' + v % 10);
-	strcat(path, tmp + i);
-	strcat(path, "/stat");
-	long fd = kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[1024];
+	if (kp_read_proc_stat((uint64_t)pid, buf, sizeof(buf)) < 0)
 		return -1;
-	long n = kp_raw(SYS_read, fd, buf, sizeof(buf) - 1);
-	kp_raw(SYS_close, fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	const char *p = strrchr(buf, ')'); /* comm may hold spaces */
 	for (int field = 2; p && field < 52; field++)
 		p = strchr(p + 1, ' ');
@@ -362,14 +350,8 @@ static void msg_add(struct msg_buf *m, const char *s)
 
 static void msg_u64(struct msg_buf *m, uint64_t v)
 {
-	char tmp[24];
-	int i = 23;
-	tmp[i] = 0;
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	msg_add(m, tmp + i);
+	char num[24];
+	msg_add(m, kp_u64_dec(num, v));
 }
 
 /*

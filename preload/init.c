@@ -170,6 +170,18 @@ static ssize_t read_file(const char *path, char *buf, size_t cap)
 	return (ssize_t)len;
 }
 
+long kp_read_proc_stat(uint64_t pid, char *buf, size_t cap)
+{
+	char path[40] = "/proc/", num[24];
+	strcat(path, kp_u64_dec(num, pid));
+	strcat(path, "/stat");
+	ssize_t n = read_file(path, buf, cap - 1);
+	if (n <= 0)
+		return n < 0 ? (long)n : -EIO;
+	buf[n] = 0;
+	return (long)n;
+}
+
 /* pid and ppid from /proc/self/stat: "pid (comm) state ppid ..." */
 int kp_read_pids(uint64_t *pid, uint64_t *ppid)
 {

@@ -85,6 +85,22 @@ static inline long kp_raw_syscall6(long nr, long a1, long a2, long a3, long a4,
 #define kp_raw(nr, ...) kp_own_syscall6((nr), KP_RAW_A(__VA_ARGS__))
 #define kp_raw0(nr) kp_own_syscall6((nr), 0, 0, 0, 0, 0, 0)
 
+/* v in decimal in buf, returned from where it starts; no libc (usable in
+ * hooks and in the output process). */
+static inline const char *kp_u64_dec(char buf[24], uint64_t v)
+{
+	char *p = buf + 23;
+	*p = 0;
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return p;
+}
+
+/* /proc/PID/stat into buf (NUL-terminated): its length, or -errno (init.c). */
+long kp_read_proc_stat(uint64_t pid, char *buf, size_t cap);
+
 /* ---- clock (clock.c) ---- */
 
 /*

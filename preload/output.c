@@ -192,14 +192,8 @@ static void append(char *dst, size_t cap, const char *s)
 
 static void append_u64(char *dst, size_t cap, uint64_t v)
 {
-	char tmp[24];
-	int i = 23;
-	tmp[i] = 0;
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	append(dst, cap, tmp + i);
+	char num[24];
+	append(dst, cap, kp_u64_dec(num, v));
 }
 
 /* Trace side, down to gzip_start(). */

@@ -286,21 +286,9 @@ static bool gone(void)
  */
 static bool stopped(void)
 {
-	char path[40] = "/proc/", tmp[12], buf[256];
-	int i = 11;
-	tmp[i] = 0;
-	for (unsigned v = (unsigned)ch.pid; i > 0 && (v || i == 11); v /= 10)
-		tmp[--i] = (char)('0' + v % 10);
-	strcat(path, tmp + i);
-	strcat(path, "/stat");
-	long fd = kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[256];
+	if (kp_read_proc_stat((uint64_t)ch.pid, buf, sizeof(buf)) < 0)
 		return false;
-	long n = kp_raw(SYS_read, fd, buf, sizeof(buf) - 1);
-	kp_raw(SYS_close, fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
 	const char *p = strrchr(buf, ')'); /* "pid (comm) STATE ..." */
 	if (!p || p[1] != ' ' || (p[2] != 'T' && p[2] != 't'))
 		return false;
