@@ -321,6 +321,11 @@ int kp_filter_apply(struct kp_model *m, const struct kp_filter *f)
 			if (nr_passes(f, s->own[k].key))
 				s->own[out++] = s->own[k];
 		s->n_own = out;
+		out = 0;
+		for (size_t k = 0; k < s->n_own_startup; k++)
+			if (nr_passes(f, s->own_startup[k].key))
+				s->own_startup[out++] = s->own_startup[k];
+		s->n_own_startup = out;
 	}
 	for (size_t i = 0; i < m->n_history; i++) {
 		struct kp_snapshot *h = &m->history[i];

@@ -60,9 +60,15 @@ static void stream_free_header(struct kp_stream *s)
 	free(s->coverage);
 	free(s->hook_mode);
 	free(s->own);
+	free(s->own_startup);
+	free(s->in_progress);
+	s->in_progress = NULL;
+	s->n_in_progress = 0;
 	s->hook_mode = NULL;
 	s->own = NULL;
 	s->n_own = 0;
+	s->own_startup = NULL;
+	s->n_own_startup = 0;
 	for (size_t i = 0; i < s->argc; i++)
 		free(s->argv[i]);
 	free(s->argv);
@@ -645,6 +651,40 @@ static int on_header(struct kp_model *m, const msgpack_object *map,
 	return 0;
 }
 
+/* A list of [nr, count] into pairs (a terminating zero pair more). */
+static int pairs_of(const msgpack_object *map, const char *key, bool need,
+		     struct kp_pair **out, size_t *n_out, struct bad *bad)
+{
+	const msgpack_object *list = kp_map_get(map, key);
+	*out = NULL;
+	*n_out = 0;
+	if (!list && !need)
+		return 0;
+	bool ok = list && list->type == MSGPACK_OBJECT_ARRAY;
+	for (uint32_t i = 0; ok && i < list->via.array.size; i++) {
+		const msgpack_object *e = &list->via.array.ptr[i];
+		ok = e->type == MSGPACK_OBJECT_ARRAY && e->via.array.size == 2 &&
+		     e->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+		     e->via.array.ptr[0].via.u64 < KP_SYSCALL_MAX &&
+		     e->via.array.ptr[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER;
+	}
+	if (!ok) {
+		bad->key = key;
+		bad->want = "array of [nr, count]";
+		return -EINVAL;
+	}
+	struct kp_pair *p = calloc(list->via.array.size + 1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < list->via.array.size; i++) {
+		p[i].key = list->via.array.ptr[i].via.array.ptr[0].via.u64;
+		p[i].value = list->via.array.ptr[i].via.array.ptr[1].via.u64;
+	}
+	*out = p;
+	*n_out = list->via.array.size;
+	return 0;
+}
+
 static int on_exit_record(struct kp_model *m, const msgpack_object *map,
 			  struct bad *bad)
 {
@@ -678,6 +718,9 @@ static int on_exit_record(struct kp_model *m, const msgpack_object *map,
 	if ((err = stream_get(m, pid, id, &s)))
 		return err;
 	s->have_exit = true;
+	free(s->in_progress);
+	if ((err = pairs_of(map, "in_progress", false, &s->in_progress, &s->n_in_progress, bad)))
+		return err;
 	s->exit_detached = detached;
 	s->exit_after_death = after_death;
 	s->exit_status = status;
@@ -1246,39 +1289,31 @@ static int on_lifecycle(struct kp_model *m, const char *type,
 /* The shim's own syscalls, cumulative: the last record of a stream wins. */
 static int on_own(struct kp_model *m, const msgpack_object *map, struct bad *bad)
 {
-	uint64_t pid, id;
+	uint64_t pid, id, startup_ns = 0;
+	struct kp_pair *own = NULL, *startup = NULL;
+	size_t n_own = 0, n_startup = 0;
 	int err;
 	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
-	    (err = NEED_UINT(map, "stream", &id, bad)))
-		return err;
-	const msgpack_object *list = kp_map_get(map, "syscalls");
-	bool ok = list && list->type == MSGPACK_OBJECT_ARRAY;
-	for (uint32_t i = 0; ok && i < list->via.array.size; i++) {
-		const msgpack_object *e = &list->via.array.ptr[i];
-		ok = e->type == MSGPACK_OBJECT_ARRAY && e->via.array.size == 2 &&
-		     e->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-		     e->via.array.ptr[0].via.u64 < KP_SYSCALL_MAX &&
-		     e->via.array.ptr[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER;
-	}
-	if (!ok) {
-		bad->key = "syscalls";
-		bad->want = "array of [nr, count]";
-		return -EINVAL;
-	}
+	    (err = NEED_UINT(map, "stream", &id, bad)) ||
+	    (err = GET_UINT(map, "startup_ns", &startup_ns, bad)) ||
+	    (err = pairs_of(map, "syscalls", true, &own, &n_own, bad)) ||
+	    (err = pairs_of(map, "startup", false, &startup, &n_startup, bad)))
+		goto fail;
 	struct kp_stream *s;
 	if ((err = stream_get(m, pid, id, &s)))
-		return err;
-	struct kp_pair *own = calloc(list->via.array.size + 1, sizeof(*own));
-	if (!own)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < list->via.array.size; i++) {
-		own[i].key = list->via.array.ptr[i].via.array.ptr[0].via.u64;
-		own[i].value = list->via.array.ptr[i].via.array.ptr[1].via.u64;
-	}
+		goto fail;
 	free(s->own);
+	free(s->own_startup);
 	s->own = own;
-	s->n_own = list->via.array.size;
+	s->n_own = n_own;
+	s->own_startup = startup;
+	s->n_own_startup = n_startup;
+	s->own_startup_ns = startup_ns;
 	return 0;
+fail:
+	free(own);
+	free(startup);
+	return err;
 }
 
 int kp_model_on_record(const struct kp_record *rec, void *model)

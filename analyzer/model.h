@@ -93,6 +93,14 @@ struct kp_stream {
 	/* shim: its own syscalls (the last `own` record), nr -> calls */
 	struct kp_pair *own;
 	size_t n_own;
+	/* shim: when its start-up began, and which of its own calls came
+	 * before the stream's start (`own` record; 0, NULL: not said) */
+	uint64_t own_startup_ns;
+	struct kp_pair *own_startup;
+	size_t n_own_startup;
+	/* shim: calls other threads were in at the exit (`exit` record) */
+	struct kp_pair *in_progress;
+	size_t n_in_progress;
 	char **argv;
 	size_t argc;
 	bool have_exit;

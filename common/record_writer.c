@@ -350,10 +350,22 @@ void kp_rec_exec(struct kp_writer *w, const struct kp_rec_common *c,
 }
 
 /* The exit record; kbpf-trace adds "detached": true when tracing ended first. */
+static void put_pairs(struct kp_writer *w, const char *key, const uint32_t *nr,
+		      const uint64_t *count, unsigned n)
+{
+	put_str(w, key);
+	msgpack_pack_array(&w->pk, n);
+	for (unsigned i = 0; i < n; i++) {
+		msgpack_pack_array(&w->pk, 2);
+		msgpack_pack_uint64(&w->pk, nr[i]);
+		msgpack_pack_uint64(&w->pk, count[i]);
+	}
+}
+
 static void put_exit(struct kp_writer *w, const struct kp_rec_exit *e,
 		     bool detached)
 {
-	begin_record(w, "exit", &e->c, 5 + detached + e->after_death);
+	begin_record(w, "exit", &e->c, 5 + detached + e->after_death + (e->n_in_progress != 0));
 	put_key(w, "status");
 	msgpack_pack_int64(&w->pk, e->status);
 	put_kv_u64(w, "signal", e->signal);
@@ -369,6 +381,8 @@ static void put_exit(struct kp_writer *w, const struct kp_rec_exit *e,
 		put_kv_bool(w, "detached", true);
 	if (e->after_death)
 		put_kv_bool(w, "after_death", true);
+	if (e->n_in_progress)
+		put_pairs(w, "in_progress", e->in_progress_nr, e->in_progress, e->n_in_progress);
 }
 
 void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e)
@@ -377,16 +391,15 @@ void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e)
 }
 
 void kp_rec_own(struct kp_writer *w, const struct kp_rec_common *c,
-		const uint32_t *nr, const uint64_t *count, unsigned n)
+		const struct kp_rec_own *own)
 {
-	begin_record(w, "own", c, 1);
-	put_str(w, "syscalls");
-	msgpack_pack_array(&w->pk, n);
-	for (unsigned i = 0; i < n; i++) {
-		msgpack_pack_array(&w->pk, 2);
-		msgpack_pack_uint64(&w->pk, nr[i]);
-		msgpack_pack_uint64(&w->pk, count[i]);
+	bool startup = own->startup_ns != 0;
+	begin_record(w, "own", c, 1 + 2 * startup);
+	if (startup) {
+		put_kv_u64(w, "startup_ns", own->startup_ns);
+		put_pairs(w, "startup", own->startup_nr, own->startup, own->n_startup);
 	}
+	put_pairs(w, "syscalls", own->nr, own->count, own->n);
 }
 
 void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d)

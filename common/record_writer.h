@@ -122,6 +122,11 @@ struct kp_rec_exit {
 	uint64_t pending_pipe_writers;
 	/* written by the shim's output process after the program died */
 	bool after_death;
+	/* calls other threads were inside, which never return to be counted:
+	 * n_in_progress pairs (in_progress_nr[i], in_progress[i]); 0: no key */
+	unsigned n_in_progress;
+	const uint32_t *in_progress_nr;
+	const uint64_t *in_progress;
 };
 
 struct kp_rec_drop {
@@ -165,9 +170,20 @@ void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e);
  */
 void kp_rec_exit_detached(struct kp_writer *w, const struct kp_rec_exit *e);
 void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d);
-/* The producer's own syscalls: n pairs (nr[i], count[i]). */
+/* The producer's own syscalls, counted from startup_ns (CLOCK_MONOTONIC;
+ * 0: key omitted): n pairs (nr[i], count[i]), of which those made before
+ * the stream's start (its header's time) are (startup_nr[i], startup[i]). */
+struct kp_rec_own {
+	uint64_t startup_ns;
+	const uint32_t *nr;
+	const uint64_t *count;
+	unsigned n;
+	const uint32_t *startup_nr;
+	const uint64_t *startup;
+	unsigned n_startup; /* 0 with startup_ns 0: no "startup" key */
+};
 void kp_rec_own(struct kp_writer *w, const struct kp_rec_common *c,
-		const uint32_t *nr, const uint64_t *count, unsigned n);
+		const struct kp_rec_own *own);
 void kp_rec_maps_begin(struct kp_writer *w, const struct kp_rec_common *c,
 		       unsigned n_maps);
 void kp_rec_map(struct kp_writer *w, const struct kp_rec_map *m);

@@ -298,6 +298,10 @@ static void write_exit(struct kp_writer *w, int64_t status, bool after_death, in
 	} else {
 		count_fds(&e);
 	}
+	/* the calls other threads are in: the exit ends them unreturned */
+	uint32_t busy_nr[64];
+	uint64_t busy_count[64];
+	unsigned n_busy = 0;
 	for (struct kp_thread *t = kp_threads_first(); t; t = t->next) {
 		if ((!after_death && t == kp_self) ||
 		    __atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != KP_BLOCK_LIVE)
@@ -306,6 +310,15 @@ static void write_exit(struct kp_writer *w, int64_t status, bool after_death, in
 		long fd = t->cur_fd;
 		if (!cur)
 			continue;
+		unsigned k = 0;
+		while (k < n_busy && busy_nr[k] != cur - 1)
+			k++;
+		if (k == n_busy && n_busy < 64) {
+			busy_nr[n_busy] = cur - 1;
+			busy_count[n_busy++] = 0;
+		}
+		if (k < n_busy)
+			busy_count[k]++;
 		bool pipe = after_death ? (unsigned long)fd < KP_FD_TABLE &&
 						  kp_fd_kinds[fd] == KP_KIND_PIPE
 					: is_pipe(fd);
@@ -314,6 +327,9 @@ static void write_exit(struct kp_writer *w, int64_t status, bool after_death, in
 		else if (is_write_nr(cur - 1) && pipe)
 			e.pending_pipe_writers++;
 	}
+	e.n_in_progress = n_busy;
+	e.in_progress_nr = busy_nr;
+	e.in_progress = busy_count;
 	kp_rec_exit(w, &e);
 }
 

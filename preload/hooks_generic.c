@@ -17,6 +17,8 @@
 /* First argument as a long (the fd of read/write), 0 for no arguments. */
 #define KP_ARG0(...) KP_ARG0_(dummy, ##__VA_ARGS__, 0)
 #define KP_ARG0_(dummy, a, ...) ((long)(a))
+#define KP_ARG1(...) KP_ARG1_(dummy, ##__VA_ARGS__, 0, 0)
+#define KP_ARG1_(dummy, a, b, ...) ((long)(b))
 
 #define KP_FAILED_RES_INT(r) ((long)(r) == -1)
 #define KP_FAILED_RES_PTR(r) ((void *)(r) == MAP_FAILED || (void *)(r) == NULL)
@@ -68,6 +70,9 @@
 #define KP_FSTAT(name) (KP_NAME_IS(name, "fstat") || KP_NAME_IS(name, "fstat64"))
 #define KP_FXSTAT(name) (KP_NAME_IS(name, "__fxstat") || KP_NAME_IS(name, "__fxstat64"))
 
+/* The descriptor a call is on: __fxstat's comes after its version. */
+#define KP_FD_ARG(name, args) (KP_FXSTAT(name) ? KP_ARG1 args : KP_ARG0 args)
+
 #define KP_HOOK(rtype, name, nr, params, args, kind, raw)                      \
 	KP_EXPORT rtype name params                                            \
 	{                                                                      \
@@ -77,12 +82,13 @@
 			if (!kp_real.name)                                     \
 				KP_PASS_RAW(rtype, nr, args, kind, raw);       \
 		}                                                              \
-		if (unlikely(!kp_call_begin(&kp_c_, nr, KP_ARG0 args, KP_CALLER()))) \
+		if (unlikely(!kp_call_begin(&kp_c_, nr, KP_FD_ARG(name, args), KP_CALLER()))) \
 			return KP_PASS(rtype, kp_real.name args);              \
 		rtype kp_r_;                                                   \
 		int kp_e_;                                                     \
 		if (raw == 2 && likely(kp_direct.name)) {                      \
-			long kp_rr_ = kp_raw(nr, KP_UNPAREN args);             \
+			/* the program's call, not the shim's own (kp_raw) */  \
+			long kp_rr_ = kp_raw_syscall6(nr, KP_ARGS6(KP_UNPAREN args)); \
 			kp_e_ = errno;                                         \
 			if (kp_rr_ < 0 && kp_rr_ > -4096) {                    \
 				kp_e_ = (int)-kp_rr_;                          \

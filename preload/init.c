@@ -317,6 +317,7 @@ void kp_after_fork_child(void)
 	kp_proc.origin = "fork";
 	kp_proc.start_mono_ns = kp_mono_ns();
 	kp_proc.start_real_ns = kp_real_ns();
+	kp_own_startup_ns = kp_proc.start_mono_ns;
 	kp_proc.header_written = false;
 	kp_proc.maps_written = false;
 	kp_proc.seq = 0;
@@ -352,8 +353,6 @@ static int setup(void)
 		return err;
 	read_process_info();
 	absolutize_out();
-	kp_proc.start_mono_ns = kp_mono_ns();
-	kp_proc.start_real_ns = kp_real_ns();
 	kp_proc.stream = kp_new_stream_id(kp_proc.pid);
 	kp_proc.exit_status = -1;
 	if (exec_pid && exec_pid == kp_proc.pid) {
@@ -384,11 +383,18 @@ static int setup(void)
 	kp_output_open();
 	/* rewrite mode, when KPROF_HOOK allows and the system does (rewrite.h) */
 	kp_rw_start();
+	/* the stream starts where the calls start being seen: the start-up's
+	 * own calls are those before this moment */
+	kp_proc.start_mono_ns = kp_mono_ns();
+	kp_proc.start_real_ns = kp_real_ns();
+	kp_own_mark_start();
 	return 0;
 }
 
 static void init_once_fn(void)
 {
+	/* from here on the process's calls are the shim's or the program's */
+	kp_own_startup_ns = kp_mono_ns();
 	kp_resolve_all();
 	int err = setup();
 	if (err) {

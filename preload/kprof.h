@@ -319,15 +319,25 @@ enum { KP_UNINIT, KP_ACTIVE, KP_PASSIVE };
 extern volatile int kp_state;
 
 /*
- * The syscalls the shim makes for itself while active (trace output,
- * /proc reads, rewriting code), per number: written as the `own` record
- * so that a comparison with a kernel-side trace can set them aside.
+ * The syscalls the shim makes for itself (trace output, /proc reads,
+ * rewriting code), per number, from the first line of its start-up on:
+ * written as the `own` record so that a comparison with a kernel-side
+ * trace accounts for every one of them (own_calls.c). Not counted: a
+ * vfork child's (another process, same memory) and those made once the
+ * shim went passive (its output process writing a dead program's batch).
  */
 extern uint64_t kp_own_calls[KP_SYSCALL_MAX];
+/* CLOCK_MONOTONIC ns when the shim's start-up began in this image (a
+ * fork child: the fork); the process's calls before it are the loader's. */
+extern uint64_t kp_own_startup_ns;
+static inline bool kp_own_counting(void)
+{
+	return kp_state != KP_PASSIVE && !(kp_tls_flags & KP_TLS_VFORK_CHILD);
+}
 static inline long kp_own_syscall6(long nr, long a1, long a2, long a3, long a4,
 				   long a5, long a6)
 {
-	if ((unsigned long)nr < KP_SYSCALL_MAX && kp_state == KP_ACTIVE)
+	if ((unsigned long)nr < KP_SYSCALL_MAX && kp_own_counting())
 		__atomic_fetch_add(&kp_own_calls[nr], 1, __ATOMIC_RELAXED);
 	return kp_raw_syscall6(nr, a1, a2, a3, a4, a5, a6);
 }
@@ -335,6 +345,8 @@ static inline long kp_own_syscall6(long nr, long a1, long a2, long a3, long a4,
 struct kp_writer;
 void kp_own_write(struct kp_writer *w, bool final, bool exec);
 void kp_own_reset(void);
+/* The stream starts now: the calls so far were the start-up's. */
+void kp_own_mark_start(void);
 extern volatile uint64_t kp_deadline; /* in ticks */
 
 struct kp_call {

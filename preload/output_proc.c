@@ -316,7 +316,7 @@ int kp_outproc_start(void)
 	kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, KSIGSET_BYTES);
 	long pid = kp_outproc_clone(CLONE_VM | CLONE_FILES | CLONE_UNTRACED,
 				    ch.stack + STACK_BYTES, outproc_main, NULL);
-	if (kp_state == KP_ACTIVE) /* not through kp_raw: counted here */
+	if (kp_own_counting()) /* not through kp_raw: counted here */
 		__atomic_fetch_add(&kp_own_calls[SYS_clone], 1, __ATOMIC_RELAXED);
 	kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, KSIGSET_BYTES);
 	if (pid < 0)

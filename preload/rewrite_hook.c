@@ -128,7 +128,7 @@ static inline __attribute__((always_inline)) void note_kinds(const struct kp_rw_
 /* A call passed through: the shim's own when it comes from the shim's work. */
 static void not_counted(unsigned nr)
 {
-	if ((kp_tls_flags & KP_TLS_IN_INIT) && kp_state == KP_ACTIVE)
+	if ((kp_tls_flags & KP_TLS_IN_INIT) && kp_own_counting())
 		__atomic_fetch_add(&kp_own_calls[nr], 1, __ATOMIC_RELAXED);
 }
 

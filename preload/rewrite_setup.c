@@ -374,9 +374,6 @@ void kp_rw_start(void)
 			 (unsigned long long)((kp_mono_ns() - t_start) / 1000));
 		kp_debug(msg);
 	}
-	/* the stream starts where the calls start being seen */
-	kp_proc.start_mono_ns = kp_mono_ns();
-	kp_proc.start_real_ns = kp_real_ns();
 #else
 	symbols_why = "only on x86_64";
 #endif

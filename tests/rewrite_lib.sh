@@ -3,17 +3,22 @@
 # for "every call after the shim's start-up is seen".
 . "$KPROF_ROOT/tests/bpf_lib.sh"
 
+# rewrite_possible: whether the shim runs in rewrite mode here.
+rewrite_possible() {
+	[ "$(uname -m)" = x86_64 ] || return 1
+	local d mode
+	d=$(mktemp -d)
+	KPROF_HOOK=rewrite LD_PRELOAD=$SHIM KPROF_OUT=$d /bin/true
+	mode=$("$KANALYZE" --format=json "$d" | jq -r .hook_mode)
+	rm -rf "$d"
+	[ "$mode" = rewrite ]
+}
+
 # need_rewrite: skip (77) unless the shim runs in rewrite mode here.
 need_rewrite() {
 	[ "$(uname -m)" = x86_64 ] || skip "rewrite mode is x86_64 only"
-	local d
-	d=$(mktemp -d)
-	KPROF_HOOK=rewrite LD_PRELOAD=$SHIM KPROF_OUT=$d /bin/true
-	local mode
-	mode=$("$KANALYZE" --format=json "$d" | jq -r .hook_mode)
-	rm -rf "$d"
-	[ "$mode" = rewrite ] ||
-		skip "rewrite mode unavailable here ($mode): the lowest page needs CAP_SYS_RAWIO or vm.mmap_min_addr=0"
+	rewrite_possible ||
+		skip "rewrite mode unavailable here: the lowest page needs CAP_SYS_RAWIO or vm.mmap_min_addr=0"
 }
 
 # both DIR CMD...: CMD under kbpf-trace --events and the shim in rewrite
