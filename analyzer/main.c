@@ -322,6 +322,7 @@ static int read_one(struct run *run, const char *path, bool keep_events)
  */
 static bool report_losses(const struct kp_model *m, const char *name, bool strict)
 {
+	kp_report_runs(stderr, m, name);
 	uint64_t missing = kp_report_gaps(stderr, m);
 	struct kp_ends ends;
 	kp_report_ends(stderr, m, &ends);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "views.h"
 
 #define MAX_COLS 10
 #define CELL 72
@@ -265,7 +266,7 @@ static int symbols_reason(const char *coverage, char *buf, size_t size)
 }
 
 /* The symbol-mode note: what is missed and why (one reason per distinct one). */
-static void print_symbols_note(FILE *out, const struct kp_model *m)
+static void print_symbols_note(FILE *out, const struct kp_model *m, const char *label)
 {
 	char reasons[4][200];
 	int chosen[4], n = 0;
@@ -290,8 +291,8 @@ static void print_symbols_note(FILE *out, const struct kp_model *m)
 		chosen[n] = c;
 		snprintf(reasons[n++], sizeof(reasons[0]), "%s", why);
 	}
-	fprintf(out, "coverage: libc exported functions only — futex and internal "
-		     "calls are not seen");
+	fprintf(out, "%s: libc exported functions only — futex and internal "
+		     "calls are not seen", label);
 	for (int k = 0; k < n; k++) {
 		fputs(k ? "; " : " (", out);
 		if (chosen[k])
@@ -307,19 +308,40 @@ static void print_symbols_note(FILE *out, const struct kp_model *m)
 		any_chosen ? ", or unset KPROF_HOOK" : "");
 }
 
-/* What the shim could see, by its hook mode (the header's hook_mode). */
+/* What the shim could see, by its hook mode (the header's hook_mode); with
+ * more than one producer merged, a line for each. */
 static void print_hook_coverage(FILE *out, const struct kp_model *m)
 {
 	const char *mode = kp_model_hook_mode(m);
+	struct kp_runs runs;
+	kp_runs_count(m, &runs);
+	if (runs.n_producers > 1) {
+		for (unsigned k = 0; k < runs.n_producers; k++) {
+			if (!strcmp(runs.producer[k], "preload"))
+				continue;
+			const char *cov = NULL;
+			for (size_t i = 0; i < m->n_streams && !cov; i++)
+				if (m->streams[i].producer &&
+				    !strcmp(m->streams[i].producer, runs.producer[k]))
+					cov = m->streams[i].coverage;
+			fprintf(out, "coverage of the %s streams (%" PRIu64 "): %s\n",
+				runs.producer[k], runs.streams[k], cov ? cov : "not said");
+		}
+	}
 	if (!mode)
 		return;
+	char label[64] = "coverage";
+	for (unsigned k = 0; runs.n_producers > 1 && k < runs.n_producers; k++)
+		if (!strcmp(runs.producer[k], "preload"))
+			snprintf(label, sizeof(label), "coverage of the preload streams (%" PRIu64 ")",
+				 runs.streams[k]);
 	if (strcmp(mode, "rewrite") == 0)
-		fprintf(out, "coverage: complete after start-up\n");
+		fprintf(out, "%s: complete after start-up\n", label);
 	else if (strcmp(mode, "symbols") == 0)
-		print_symbols_note(out, m);
+		print_symbols_note(out, m, label);
 	else
-		fprintf(out, "coverage: mixed — some processes complete after "
-			     "start-up, some libc exported functions only\n");
+		fprintf(out, "%s: mixed — some processes complete after "
+			     "start-up, some libc exported functions only\n", label);
 }
 
 int kp_report_table(FILE *out, const struct kp_model *m,

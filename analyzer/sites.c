@@ -78,10 +78,66 @@ static int add_row(struct kp_site_row **r, size_t *n, size_t *cap,
 	return 0;
 }
 
-/* The shim's sites, and with stacks the site of each of kbpf-trace's stacks. */
+#define UNKNOWN_SITE "[unknown site]"
+
+/* Whether any stream of the model has kbpf-trace stacks. */
+static bool model_has_stacks(const struct kp_model *m)
+{
+	for (size_t i = 0; i < m->n_streams; i++)
+		for (size_t t = 0; t < m->streams[i].n_threads; t++)
+			for (size_t k = 0; k < m->streams[i].threads[t].n_sc; k++)
+				if (m->streams[i].threads[t].sc[k].n_stacks)
+					return true;
+	return false;
+}
+
+/* A stream whose calls all belong at a site: the shim records one per call
+ * (or "other"); kbpf-trace does with --stacks. */
+static bool stream_has_sites(const struct kp_stream *s, bool stacks)
+{
+	return (s->producer && !strcmp(s->producer, "preload")) || stacks;
+}
+
+/*
+ * The calls of sc at no site or stack: those the shim counted where no
+ * site could be kept (a thread's table full, a call counted in the
+ * process totals, exec and exit), and kbpf-trace's calls without a stack.
+ * Shown as "[unknown site]" so that sites and folded stacks sum to the
+ * profile's counts.
+ */
+static uint64_t sc_unattributed(const struct kp_sc_stats *sc, bool stacks,
+				uint64_t *time_ns)
+{
+	uint64_t count = 0, time = 0;
+	for (size_t j = 0; j < sc->n_sites; j++) {
+		count += sc->sites[j].count;
+		time += sc->sites[j].time_ns;
+	}
+	for (size_t j = 0; stacks && j < sc->n_stacks; j++) {
+		count += sc->stacks[j].count;
+		time += sc->stacks[j].time_ns;
+	}
+	*time_ns = sc->time_ns > time ? sc->time_ns - time : 0;
+	return sc->count > count ? sc->count - count : 0;
+}
+
+static void syscall_label(char *out, size_t size, const char *arch, uint64_t nr)
+{
+	const char *name = nr < KP_SYSCALL_MAX ? kp_syscall_name(arch, (unsigned)nr) : NULL;
+	if (name)
+		snprintf(out, size, "%s", name);
+	else
+		snprintf(out, size, "syscall_%" PRIu64, nr);
+}
+
+/* The shim's sites, and with stacks the site of each of kbpf-trace's
+ * stacks; the rest of each syscall's calls at "[unknown site]" (with
+ * stacks false, only for the shim's streams: the caller writes the
+ * stacks' streams whole). */
 static int collect_sites(const struct kp_model *m, bool stacks,
 			 struct kp_site_row **rows, size_t *n_rows)
 {
+	bool any_stacks = stacks && model_has_stacks(m);
 	struct kp_symbolizer *sym = NULL;
 	struct kp_site_row *r = NULL;
 	size_t n = 0, cap = 0;
@@ -96,18 +152,21 @@ static int collect_sites(const struct kp_model *m, bool stacks,
 			for (size_t k = 0; k < th->n_sc; k++) {
 				const struct kp_sc_stats *sc = &th->sc[k];
 				size_t n_stacks = stacks ? sc->n_stacks : 0;
-				for (size_t j = 0; j < sc->n_sites + n_stacks; j++) {
+				uint64_t rest_ns = 0, rest = 0;
+				if (stream_has_sites(s, any_stacks))
+					rest = sc_unattributed(sc, stacks, &rest_ns);
+				for (size_t j = 0; j < sc->n_sites + n_stacks + (rest != 0); j++) {
 					struct kp_site_row *x;
 					if ((err = add_row(&r, &n, &cap, &x)))
 						goto out;
 					x->nr = sc->nr;
-					const char *name = sc->nr < KP_SYSCALL_MAX ?
-						kp_syscall_name(arch, (unsigned)sc->nr) : NULL;
-					if (name)
-						snprintf(x->syscall, sizeof(x->syscall), "%s", name);
-					else
-						snprintf(x->syscall, sizeof(x->syscall),
-							 "syscall_%" PRIu64, sc->nr);
+					syscall_label(x->syscall, sizeof(x->syscall), arch, sc->nr);
+					if (j == sc->n_sites + n_stacks) {
+						snprintf(x->where, sizeof(x->where), UNKNOWN_SITE);
+						x->count = rest;
+						x->time_ns = rest_ns;
+						continue;
+					}
 					if (j < sc->n_sites) {
 						kp_symbolize(sym, s, sc->sites[j].addr, x->where,
 							     sizeof(x->where));
@@ -301,13 +360,11 @@ static int write_folded_stacks(FILE *out, const struct kp_model *m)
 			for (size_t k = 0; k < th->n_sc && !err; k++) {
 				const struct kp_sc_stats *sc = &th->sc[k];
 				char syscall[40];
-				const char *name = sc->nr < KP_SYSCALL_MAX ?
-					kp_syscall_name(arch, (unsigned)sc->nr) : NULL;
-				if (name)
-					snprintf(syscall, sizeof(syscall), "%s", name);
-				else
-					snprintf(syscall, sizeof(syscall), "syscall_%" PRIu64, sc->nr);
-				for (size_t j = 0; j < sc->n_stacks; j++) {
+				syscall_label(syscall, sizeof(syscall), arch, sc->nr);
+				uint64_t rest_ns, rest = 0;
+				if (strcmp(s->producer ? s->producer : "", "preload"))
+					rest = sc_unattributed(sc, true, &rest_ns);
+				for (size_t j = 0; j < sc->n_stacks + (rest != 0); j++) {
 					if (n == cap) {
 						cap = cap ? 2 * cap : 64;
 						void *p = reallocarray(lines, cap, sizeof(*lines));
@@ -317,8 +374,16 @@ static int write_folded_stacks(FILE *out, const struct kp_model *m)
 						}
 						lines = p;
 					}
-					lines[n].text = folded_stack(sym, s, &sc->stacks[j], syscall);
-					lines[n].count = sc->stacks[j].count;
+					if (j == sc->n_stacks) {
+						lines[n].count = rest;
+						if (asprintf(&lines[n].text, "[unknown_stack];%s",
+							     syscall) < 0)
+							lines[n].text = NULL;
+					} else {
+						lines[n].text = folded_stack(sym, s, &sc->stacks[j],
+									     syscall);
+						lines[n].count = sc->stacks[j].count;
+					}
 					if (!lines[n].text) {
 						err = -ENOMEM;
 						break;
@@ -348,11 +413,7 @@ int kp_write_folded(FILE *out, const struct kp_model *m)
 {
 	struct kp_site_row *rows = NULL;
 	size_t n = 0;
-	bool stacks = false;
-	for (size_t i = 0; i < m->n_streams && !stacks; i++)
-		for (size_t t = 0; t < m->streams[i].n_threads && !stacks; t++)
-			for (size_t k = 0; k < m->streams[i].threads[t].n_sc && !stacks; k++)
-				stacks = m->streams[i].threads[t].sc[k].n_stacks > 0;
+	bool stacks = model_has_stacks(m);
 	int err = stacks ? write_folded_stacks(out, m) : 0;
 	if (err)
 		return err;

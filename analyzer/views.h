@@ -18,6 +18,21 @@ int kp_report_diff(FILE *out, const struct kp_model *a, const struct kp_model *b
 		   const char *name_a, const char *name_b,
 		   const struct kp_report_opts *o, size_t *regressions);
 
+/* runs.c: the runs and producers a model merges (a run: a tree of
+ * streams whose root has no parent among its producer's streams). */
+#define KP_RUNS_PRODUCERS 4
+#define KP_RUNS_SHOWN 4
+struct kp_runs {
+	uint64_t roots;
+	const struct kp_stream *root[KP_RUNS_SHOWN];
+	unsigned n_producers;
+	const char *producer[KP_RUNS_PRODUCERS];
+	uint64_t streams[KP_RUNS_PRODUCERS];
+};
+void kp_runs_count(const struct kp_model *m, struct kp_runs *r);
+/* A warning on out when the model merges several runs or producers. */
+void kp_report_runs(FILE *out, const struct kp_model *m, const char *name);
+
 /* timeline.c: a JSON string literal with escapes. */
 void kp_json_string(FILE *out, const char *s);
 

@@ -53,11 +53,12 @@ static struct rtype types[] = {
 	{ "exec", { COMMON, { "path", 's', true } } },
 	{ "exit", { COMMON, { "status", 'i', true }, { "signal", 'u', true },
 		    { "fds", 'F', true }, { "pending_pipe_readers", 'u', true },
-		    { "pending_pipe_writers", 'u', true } } },
+		    { "pending_pipe_writers", 'u', true }, { "in_progress", 'O', false } } },
 	{ "drop", { COMMON, { "records", 'u', true }, { "events", 'u', true },
 		    { "bytes", 'u', true }, { "reason", 's', true } } },
 	{ "maps", { COMMON, { "maps", 'P', true } } },
-	{ "own", { COMMON, { "syscalls", 'O', true } } },
+	{ "own", { COMMON, { "syscalls", 'O', true }, { "startup_ns", 'u', false },
+		   { "startup", 'O', false } } },
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 static bool seen[NTYPES];

@@ -1,0 +1,97 @@
+/*
+ * Inputs that hold more than one run: one directory reused for two runs,
+ * or for the shim and kbpf-trace (the same workload traced twice). Their
+ * calls would be merged into one profile without a word, and one
+ * producer's coverage line would stand over the other's numbers, so
+ * kanalyze says which runs and producers it merged. A run is a tree of
+ * streams: its root started (or was attached to) with no parent among
+ * the streams of its producer.
+ */
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+#include "views.h"
+
+static const char *producer_of(const struct kp_stream *s)
+{
+	return s->producer ? s->producer : "?";
+}
+
+/* Whether s has a parent among the streams of its producer. */
+static bool has_parent(const struct kp_model *m, const struct kp_stream *s)
+{
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *p = &m->streams[i];
+		if (p == s || !p->have_header || strcmp(producer_of(p), producer_of(s)))
+			continue;
+		if (s->parent_stream && p->stream == s->parent_stream)
+			return true;
+		if (p->pid == s->ppid)
+			return true;
+	}
+	return false;
+}
+
+static bool is_root(const struct kp_model *m, const struct kp_stream *s)
+{
+	if (!s->have_header || !s->origin)
+		return false;
+	if (strcmp(s->origin, "start") && strcmp(s->origin, "attach"))
+		return false;
+	return !has_parent(m, s);
+}
+
+void kp_runs_count(const struct kp_model *m, struct kp_runs *r)
+{
+	memset(r, 0, sizeof(*r));
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		if (!s->have_header)
+			continue;
+		const char *p = producer_of(s);
+		unsigned k = 0;
+		while (k < r->n_producers && strcmp(r->producer[k], p))
+			k++;
+		if (k == r->n_producers && k < KP_RUNS_PRODUCERS)
+			r->producer[r->n_producers++] = p;
+		if (k < r->n_producers)
+			r->streams[k]++;
+		if (!is_root(m, s))
+			continue;
+		if (r->roots < KP_RUNS_SHOWN)
+			r->root[r->roots] = s;
+		r->roots++;
+	}
+}
+
+void kp_report_runs(FILE *out, const struct kp_model *m, const char *name)
+{
+	struct kp_runs r;
+	kp_runs_count(m, &r);
+	if (r.roots <= 1 && r.n_producers <= 1)
+		return;
+	fprintf(out, "kanalyze: warning: %s%s ", name ? name : "the inputs",
+		name ? " holds" : " hold");
+	if (r.roots > 1)
+		fprintf(out, "%" PRIu64 " runs (", r.roots);
+	for (uint64_t i = 0; r.roots > 1 && i < r.roots && i < KP_RUNS_SHOWN; i++) {
+		const struct kp_stream *s = r.root[i];
+		const char *exe = s->exe ? strrchr(s->exe, '/') : NULL;
+		exe = exe ? exe + 1 : s->exe ? s->exe : "?";
+		fprintf(out, "%s%s pid %" PRIu64 " by %s", i ? ", " : "", exe, s->pid,
+			producer_of(s));
+	}
+	if (r.roots > KP_RUNS_SHOWN)
+		fprintf(out, ", ...");
+	fprintf(out, "%s", r.roots > 1 ? ")" : "");
+	if (r.n_producers > 1) {
+		fprintf(out, "%sfrom %u producers (", r.roots > 1 ? " " : "", r.n_producers);
+		for (unsigned k = 0; k < r.n_producers; k++)
+			fprintf(out, "%s%s: %" PRIu64 " streams", k ? ", " : "", r.producer[k],
+				r.streams[k]);
+		fprintf(out, ")");
+	}
+	fprintf(out, ", merged into one profile; give each run's traces on their own "
+		     "(or --pid) to see one\n");
+}
