@@ -119,6 +119,10 @@ enum { KP_CLOCK_MONO = 0, KP_CLOCK_TSC = 1 };
 
 struct kp_clock {
 	uint32_t kind;	   /* KP_CLOCK_MONO or KP_CLOCK_TSC; kp_clock_kind() */
+	/* per kind: ticks an empty timed window lasts (the two clock reads
+	 * and what lies between them in kp_call_stamp/kp_call_end), taken out
+	 * of every call's time (kp_clock_window_calibrate) */
+	uint64_t window[2];
 	uint64_t mult;	   /* ns per tick << KP_TSC_SHIFT */
 	uint64_t tick0;	   /* a TSC value ... */
 	uint64_t mono0_ns; /* ... and CLOCK_MONOTONIC at the same moment */
@@ -194,6 +198,8 @@ uint64_t kp_mono_to_ticks(uint64_t mono_ns);
 bool kp_clock_span_ns(unsigned kind0, uint64_t t0, unsigned kind1,
 		      uint64_t t1, uint64_t *ns);
 int kp_clock_init(void);
+/* Measures kp_clock.window: the shortest of 32 empty windows per kind. */
+void kp_clock_window_calibrate(void);
 /* At the periodic flush point (flush lock held): calibrate or verify. */
 void kp_clock_check(void);
 /* CLOCK_MONOTONIC ns of the next kp_clock_check() wanted, UINT64_MAX: none. */
@@ -525,8 +531,11 @@ static inline void kp_call_end(struct kp_call *c, bool failed, int err,
 	uint64_t t1 = kp_ticks_of(kind);
 	struct kp_thread *t = c->t;
 	uint64_t ns;
-	if (likely(kind == c->clock))
-		ns = kp_ticks_delta_ns(kind, c->t0, t1);
+	if (likely(kind == c->clock)) {
+		/* the time of the call, less the clock reads' own */
+		uint64_t t0 = c->t0 + kp_clock.window[kind & 1];
+		ns = likely(t1 > t0) ? kp_ticks_delta_ns(kind, t0, t1) : 0;
+	}
 	else if (!kp_clock_span_ns(c->clock, c->t0, kind, t1, &ns)) {
 		kp_call_end_untimed(c, failed, err);
 		return;
