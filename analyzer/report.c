@@ -168,6 +168,21 @@ void kp_report_footer(FILE *out, const struct kp_model *m, const char *prefix)
 		fprintf(out, "; %s%s%s", producer, coverage ? ": " : "",
 			coverage ? coverage : "");
 	fprintf(out, "\n");
+	uint64_t own = 0, own_startup = 0, in_progress = 0;
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		for (size_t k = 0; k < s->n_own; k++)
+			own += s->own[k].value;
+		for (size_t k = 0; k < s->n_own_startup; k++)
+			own_startup += s->own_startup[k].value;
+		for (size_t k = 0; k < s->n_in_progress; k++)
+			in_progress += s->in_progress[k].value;
+	}
+	if (own || in_progress)
+		fprintf(out, "%sNot in the profile: the shim's own %" PRIu64 " calls (%" PRIu64
+			" in its start-up), %" PRIu64 " calls in progress at an exit; "
+			"kanalyze --coverage --after-start accounts for them and the loader's\n",
+			prefix, own, own_startup, in_progress);
 	if (m->unknown_records)
 		fprintf(out, "%sSkipped: %" PRIu64 " records of unknown type\n",
 			prefix, m->unknown_records);
