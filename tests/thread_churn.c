@@ -2,9 +2,13 @@
  * Threads created and exiting by the thousand while the shim flushes
  * (run with KPROF_INTERVAL_MS=1): WAVES (argv[1], default 250) waves of 16
  * threads, each thread calling getppid() 100 times then exiting; half are
- * joined, half detached. Prints threads=<made> getppid=<calls>.
+ * joined, half detached. Prints threads=<made> getppid=<calls> once every
+ * thread has exited (a detached thread that made its calls may not have
+ * made its exit yet: the process's exit would end it without one).
  */
+#include <dirent.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -21,6 +25,19 @@ static void *worker(void *arg)
 		getppid();
 	__atomic_fetch_sub(&running, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* Threads of this process, from /proc/self/task. */
+static int live_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	if (!d)
+		return -1;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 int main(int argc, char **argv)
@@ -46,6 +63,15 @@ int main(int argc, char **argv)
 	/* detached ones: wait until each has made its calls */
 	while (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
 		sched_yield();
+	/* and has made its exit */
+	for (int tries = 0; live_threads() != 1; tries++) {
+		if (tries == 10000) {
+			fprintf(stderr, "thread_churn: threads still alive after 10 s\n");
+			return 1;
+		}
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
 	printf("threads=%ld getppid=%ld\n", made, made * CALLS);
 	return 0;
 }
