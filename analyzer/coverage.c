@@ -448,6 +448,9 @@ int kp_report_coverage(FILE *out, const struct kp_model *a,
 	fprintf(out, ".\n");
 	if (after_start)
 		print_accounting(out, &acc);
+	else
+		fprintf(out, "B's calls include the loaders', the shim's own and those of processes "
+			     "A did not trace; --after-start (B with --events) accounts for each.\n");
 	fprintf(out, "=== End Coverage ===\n");
 out:
 	free(acc.from_start);
