@@ -1466,6 +1466,10 @@ const char *kp_model_coverage(const struct kp_model *m)
 {
 	if (!kp_model_producer(m))
 		return NULL;
+	const char *mode = kp_model_hook_mode(m);
+	if (mode && strcmp(mode, "mixed") == 0)
+		return "mixed: some processes complete after start-up, some libc exported "
+		       "functions only";
 	for (size_t i = 0; i < m->n_streams; i++)
 		if (m->streams[i].coverage)
 			return m->streams[i].coverage;

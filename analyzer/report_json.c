@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "report.h"
+#include "views.h"
 
 static json_t *jint(uint64_t v)
 {
@@ -292,6 +293,44 @@ static json_t *stream_json(const struct kp_model *m, const struct kp_stream *s,
 	return j;
 }
 
+/* Per producer merged: its streams and what it could see (its first
+ * stream's coverage sentence; the shim's, by hook mode). */
+static json_t *producers_json(const struct kp_model *m, int *err)
+{
+	struct kp_runs runs;
+	kp_runs_count(m, &runs);
+	json_t *a = json_array();
+	for (unsigned k = 0; a && !*err && k < runs.n_producers; k++) {
+		const char *cov = NULL, *mode = NULL;
+		bool mixed = false;
+		for (size_t i = 0; i < m->n_streams; i++) {
+			const struct kp_stream *s = &m->streams[i];
+			if (!s->producer || strcmp(s->producer, runs.producer[k]))
+				continue;
+			const char *h = s->hook_mode ? s->hook_mode
+				       : !strcmp(s->producer, "preload") ? "symbols" : NULL;
+			if (!cov) {
+				cov = s->coverage;
+				mode = h;
+			} else if (h && mode && strcmp(h, mode)) {
+				mixed = true;
+			}
+		}
+		json_t *p = json_pack("{s:s, s:I}", "producer", runs.producer[k], "streams",
+				      (json_int_t)runs.streams[k]);
+		if (!p) {
+			*err = -ENOMEM;
+			break;
+		}
+		set(p, "hook_mode", jstr(mixed ? "mixed" : mode), err);
+		set(p, "coverage", jstr(mixed ? kp_model_coverage(m) : cov), err);
+		append(a, p, err);
+	}
+	if (!a)
+		*err = -ENOMEM;
+	return a;
+}
+
 int kp_report_json(FILE *out, const struct kp_model *m,
 		   const struct kp_report_opts *o)
 {
@@ -306,6 +345,7 @@ int kp_report_json(FILE *out, const struct kp_model *m,
 	set(root, "producer", jstr(kp_model_producer(m)), &err);
 	set(root, "coverage", jstr(kp_model_coverage(m)), &err);
 	set(root, "hook_mode", jstr(kp_model_hook_mode(m)), &err);
+	set(root, "producers", producers_json(m, &err), &err);
 	if (!err)
 		err = add_profile(root, m, NULL, NULL, o);
 	if (!err && o->by == KP_BY_KIND)

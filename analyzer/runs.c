@@ -59,6 +59,12 @@ void kp_runs_count(const struct kp_model *m, struct kp_runs *r)
 			r->streams[k]++;
 		if (!is_root(m, s))
 			continue;
+		/* the same process traced by two producers is one run */
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = m->streams[j].pid == s->pid && is_root(m, &m->streams[j]);
+		if (seen)
+			continue;
 		if (r->roots < KP_RUNS_SHOWN)
 			r->root[r->roots] = s;
 		r->roots++;
@@ -75,6 +81,8 @@ void kp_report_runs(FILE *out, const struct kp_model *m, const char *name)
 		name ? " holds" : " hold");
 	if (r.roots > 1)
 		fprintf(out, "%" PRIu64 " runs (", r.roots);
+	else
+		fprintf(out, "one run");
 	for (uint64_t i = 0; r.roots > 1 && i < r.roots && i < KP_RUNS_SHOWN; i++) {
 		const struct kp_stream *s = r.root[i];
 		const char *exe = s->exe ? strrchr(s->exe, '/') : NULL;
@@ -86,12 +94,12 @@ void kp_report_runs(FILE *out, const struct kp_model *m, const char *name)
 		fprintf(out, ", ...");
 	fprintf(out, "%s", r.roots > 1 ? ")" : "");
 	if (r.n_producers > 1) {
-		fprintf(out, "%sfrom %u producers (", r.roots > 1 ? " " : "", r.n_producers);
+		fprintf(out, " %s %u producers (", r.roots > 1 ? "from" : "traced by", r.n_producers);
 		for (unsigned k = 0; k < r.n_producers; k++)
-			fprintf(out, "%s%s: %" PRIu64 " streams", k ? ", " : "", r.producer[k],
-				r.streams[k]);
+			fprintf(out, "%s%s: %" PRIu64 " stream%s", k ? ", " : "", r.producer[k],
+				r.streams[k], r.streams[k] == 1 ? "" : "s");
 		fprintf(out, ")");
 	}
-	fprintf(out, ", merged into one profile; give each run's traces on their own "
-		     "(or --pid) to see one\n");
+	fprintf(out, ", merged into one profile; give each %s traces on their own "
+		     "(or --pid) to see one\n", r.n_producers > 1 ? "producer's or run's" : "run's");
 }

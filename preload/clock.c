@@ -650,7 +650,7 @@ void kp_clock_window_calibrate(void)
 	msg_fixed(&m, kp_clock.window[KP_CLOCK_MONO], 0);
 	msg_str(&m, " ns on CLOCK_MONOTONIC, ");
 	msg_fixed(&m, kp_clock.window[KP_CLOCK_TSC], 0);
-	msg_str(&m, " TSC ticks; each call's time is that much shorter");
+	msg_str(&m, " ticks with rdtsc; each call's time is that much shorter");
 	say(&m);
 }
 
