@@ -164,6 +164,11 @@ $(BUILD)/tests/static_%: tests/static_%.c
 	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -static -o $@ $<
 # kbpf-trace --stacks walks frame pointers: its test program keeps them.
 $(BUILD)/tests/bpf_stacks: CFLAGS += -fno-omit-frame-pointer -fno-optimize-sibling-calls
+# The runner's statistics, checked on generated samples: tools' flags.
+$(BUILD)/tests/runner_stats: tests/runner_stats.c runner/stats.c runner/stats.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TOOL_CFLAGS) -Irunner -o $@ tests/runner_stats.c runner/stats.c -lm
 # Test programs run under the shim, so SAN=1 gives them what it gives the
 # shim (UBSan; an ASan program cannot have a library preloaded before its
 # runtime) and they link the common code built that way.

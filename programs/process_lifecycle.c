@@ -6,8 +6,10 @@
  *   exec_ms         execve of hello up to its main (clock read by the child
  *                   just before execve, again by hello first thing)
  *   clone_ms        pthread_create + pthread_join of an empty thread
- * Each is the mean of --iterations=N runs (default 20) after one warm-up.
- * Usage: process_lifecycle --hello=PATH [--iterations=N]
+ * One line per value (programs/sampler.h: batches calibrated to
+ * --min-time-ms, a warm-up discarded, --samples values per metric).
+ * Usage: process_lifecycle --hello=PATH [--samples=N] [--warmups=N]
+ *                          [--min-time-ms=N] [--iterations=N]
  * Exits non-zero, printing no metric for it, if any child fails.
  */
 #include <errno.h>
@@ -131,26 +133,21 @@ static int64_t clone_once(void)
 	return now_ns() - t0;
 }
 
-/* Mean in ms over iterations after one warm-up, or -1 on any failure. */
-static double mean_ms(int64_t (*once)(void), int iterations)
+/* One operation of a metric whose once() gives its ns (or -1). */
+static int once_op(void *once, int64_t *ns)
 {
-	if (once() < 0)
+	int64_t t = ((int64_t (*)(void))once)();
+	if (t < 0)
 		return -1;
-	int64_t total = 0;
-	for (int i = 0; i < iterations; i++) {
-		int64_t ns = once();
-		if (ns < 0)
-			return -1;
-		total += ns;
-	}
-	return (double)total / iterations / 1e6;
+	ns[0] += t;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	int iterations;
+	struct sampler_args sa;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (hello_args(argc, argv, "process_lifecycle", &hello_path, &iterations))
+	if (hello_args(argc, argv, "process_lifecycle", &hello_path, &sa))
 		return 1;
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (devnull < 0) {
@@ -167,12 +164,11 @@ int main(int argc, char **argv)
 		{ "clone_ms", clone_once },
 	};
 	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++) {
-		double ms = mean_ms(metrics[i].once, iterations);
-		if (ms < 0) {
+		struct sampler_metric m = { metrics[i].name, sampler_ms };
+		if (sampler_run(&sa, &m, 1, once_op, (void *)metrics[i].once)) {
 			fprintf(stderr, "process_lifecycle: %s: measurement failed\n", metrics[i].name);
 			return 1;
 		}
-		printf("%s=%.6f\n", metrics[i].name, ms);
 	}
 	return 0;
 }

@@ -2,17 +2,21 @@
  * spawn_scratch: what posix_spawn costs, with a small and a large
  * argv+envp. Prints key=value metric lines for krunner's spawn-scratch
  * suite:
- *   spawn_ms                mean over --iterations=N (default 20) of
- *                           posix_spawn(hello) with env LANG=C, PATH=/bin
+ *   spawn_ms                posix_spawn(hello) with env LANG=C, PATH=/bin
  *                           plus a waitpid that reports exit status 0
  *   spawn_large_wire_bytes  the size of the large argv+envp blob: every
  *                           string with its NUL, exactly 84,386 (asserted)
- *   spawn_large_first_ms    the first spawn + wait with that blob
- *   spawn_large_repeat_ms   the mean of five more
+ *   spawn_large_first_ms    the first spawn + wait with that blob (one
+ *                           value per process: only the first is first)
+ *   spawn_large_repeat_ms   the spawns with it after the first
  *   spawner_peak_rss_bytes  this process's peak resident set (ru_maxrss)
  * A sample counts only if hello exited normally with status 0; hello also
  * checks that the argv part of the blob arrived whole.
- * Usage: spawn_scratch --hello=PATH [--iterations=N]
+ * spawn_ms and spawn_large_repeat_ms: one line per value
+ * (programs/sampler.h: batches calibrated to --min-time-ms, a warm-up
+ * discarded, --samples values per metric).
+ * Usage: spawn_scratch --hello=PATH [--samples=N] [--warmups=N]
+ *                      [--min-time-ms=N] [--iterations=N]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +37,6 @@
 #define LARGE_ARG_BYTES 600	/* each, with its NUL */
 #define LARGE_ENVS 70
 #define LARGE_ENV_BYTES 700	/* each, with its NUL */
-#define LARGE_REPEATS 5
 
 static const char *hello_path;
 static posix_spawn_file_actions_t quiet_stdout;
@@ -134,11 +137,25 @@ static int build_large(char **argv, char **envp)
 	return 0;
 }
 
+struct spawn_args {
+	char *const *argv, *const *envp;
+};
+
+static int spawn_op(void *arg, int64_t *ns)
+{
+	const struct spawn_args *a = arg;
+	int64_t t = spawn_once(a->argv, a->envp);
+	if (t < 0)
+		return -1;
+	ns[0] += t;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int iterations;
+	struct sampler_args sa;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (hello_args(argc, argv, "spawn_scratch", &hello_path, &iterations))
+	if (hello_args(argc, argv, "spawn_scratch", &hello_path, &sa))
 		return 1;
 	if (posix_spawn_file_actions_init(&quiet_stdout) ||
 	    posix_spawn_file_actions_addopen(&quiet_stdout, STDOUT_FILENO, "/dev/null",
@@ -149,16 +166,10 @@ int main(int argc, char **argv)
 
 	char *small_argv[] = { "hello", NULL };
 	char *small_envp[] = { "LANG=C", "PATH=/bin", NULL };
-	if (spawn_once(small_argv, small_envp) < 0)	/* warm-up */
+	struct spawn_args small = { small_argv, small_envp };
+	struct sampler_metric spawn_ms = { "spawn_ms", sampler_ms };
+	if (sampler_run(&sa, &spawn_ms, 1, spawn_op, &small))
 		return 1;
-	int64_t total = 0;
-	for (int i = 0; i < iterations; i++) {
-		int64_t ns = spawn_once(small_argv, small_envp);
-		if (ns < 0)
-			return 1;
-		total += ns;
-	}
-	printf("spawn_ms=%.6f\n", (double)total / iterations / 1e6);
 
 	static char *large_argv[LARGE_ARGS + 3];
 	static char *large_envp[LARGE_ENVS + 4];
@@ -175,16 +186,12 @@ int main(int argc, char **argv)
 	int64_t first = spawn_once(large_argv, large_envp);
 	if (first < 0)
 		return 1;
-	total = 0;
-	for (int i = 0; i < LARGE_REPEATS; i++) {
-		int64_t ns = spawn_once(large_argv, large_envp);
-		if (ns < 0)
-			return 1;
-		total += ns;
-	}
 	printf("spawn_large_wire_bytes=%zu\n", wire);
 	printf("spawn_large_first_ms=%.6f\n", (double)first / 1e6);
-	printf("spawn_large_repeat_ms=%.6f\n", (double)total / LARGE_REPEATS / 1e6);
+	struct spawn_args large = { large_argv, large_envp };
+	struct sampler_metric repeat_ms = { "spawn_large_repeat_ms", sampler_ms };
+	if (sampler_run(&sa, &repeat_ms, 1, spawn_op, &large))
+		return 1;
 
 	struct rusage usage;
 	if (getrusage(RUSAGE_SELF, &usage) < 0) {

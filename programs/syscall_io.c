@@ -1,6 +1,8 @@
 /*
  * syscall_io: the cost of the basic I/O syscalls and of OFD record locks.
- * Prints key=value metric lines for krunner's syscall-io suite:
+ * Prints key=value metric lines for krunner's syscall-io suite, one line
+ * per value (programs/sampler.h: batches calibrated to --min-time-ms, a
+ * warm-up discarded, --samples values per metric):
  *   pipe_mbps            --bytes (default 1 MB = 1,000,000 bytes) written
  *                        through a pipe to a forked child that reads and
  *                        checks them; from the first write to the reaped
@@ -8,8 +10,7 @@
  *   file_write_mbps      --bytes written to a new file in the page cache
  *                        (no fsync: the syscall path, not the disk)
  *   file_read_mbps       the same file read back
- *   syscall_latency_us   mean getpid() round trip over 1000 calls
- * Each of these is the median of --repeat=N measurements (default 5).
+ *   syscall_latency_us   one getpid() round trip
  *   lock_many_files_{acquire,conflict,replace,unlock}_us_per_op
  *       64 files holding one to three separated records each (127 records),
  *       every file opened twice (128 open file descriptions): acquire =
@@ -18,8 +19,9 @@
  *       replace = write lock to read lock under the same owner, unlock
  *   lock_dense_file_{acquire,conflict,replace,unlock}_us_per_op
  *       the same four operations on 256 separated ranges of one file
- * Lock costs are means over --lock-iterations=N cycles (default 20).
- * Usage: syscall_io [--bytes=N] [--repeat=N] [--lock-iterations=N] [--dir=DIR]
+ * Lock costs are per record: a cycle over every record is one operation.
+ * Usage: syscall_io [--bytes=N] [--dir=DIR] [--samples=N] [--warmups=N]
+ *                   [--min-time-ms=N] [--iterations=N]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,8 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sampler.h"
+
 #define CHUNK_BYTES 65536
-#define GETPID_CALLS 1000
 #define MANY_FILES 64
 #define MANY_RECORDS 127
 #define DENSE_RANGES 256
@@ -56,18 +59,6 @@ static int64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *values, int n)
-{
-	qsort(values, n, sizeof(*values), cmp_double);
-	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 static int write_all(int fd, size_t bytes)
@@ -100,8 +91,10 @@ static ssize_t read_all(int fd, char *buf)
 	}
 }
 
-static double pipe_mbps_once(void)
+/* One transfer through a pipe to a child that checks it: ns into ns[0]. */
+static int pipe_op(void *arg, int64_t *ns)
 {
+	(void)arg;
 	int fds[2];
 	if (pipe(fds) < 0)
 		return -1;
@@ -120,27 +113,27 @@ static double pipe_mbps_once(void)
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	int64_t ns = now_ns() - t0;
+	ns[0] += now_ns() - t0;
 	if (err || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "syscall_io: pipe transfer failed\n");
 		return -1;
 	}
-	return (double)io_bytes / 1e6 / ((double)ns / 1e9);
+	return 0;
 }
 
-static double file_write_mbps_once(const char *path)
+static int file_write_op(void *path, int64_t *ns)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
 	int64_t t0 = now_ns();
 	int err = write_all(fd, io_bytes);
-	int64_t ns = now_ns() - t0;
+	ns[0] += now_ns() - t0;
 	close(fd);
-	return err ? -1 : (double)io_bytes / 1e6 / ((double)ns / 1e9);
+	return err ? -1 : 0;
 }
 
-static double file_read_mbps_once(const char *path)
+static int file_read_op(void *path, int64_t *ns)
 {
 	static char buf[CHUNK_BYTES];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -148,23 +141,40 @@ static double file_read_mbps_once(const char *path)
 		return -1;
 	int64_t t0 = now_ns();
 	ssize_t got = read_all(fd, buf);
-	int64_t ns = now_ns() - t0;
+	ns[0] += now_ns() - t0;
 	close(fd);
 	if (got != (ssize_t)io_bytes) {
 		fprintf(stderr, "syscall_io: read back %zd bytes, wrote %zu\n", got, io_bytes);
 		return -1;
 	}
-	return (double)io_bytes / 1e6 / ((double)ns / 1e9);
+	return 0;
 }
 
-static double getpid_us_once(void)
+/* 100 getpid() per operation: the clock reads stay out of the figure. */
+#define GETPID_PER_OP 100
+static int getpid_op(void *arg, int64_t *ns)
 {
+	(void)arg;
 	volatile pid_t sink = 0;
 	int64_t t0 = now_ns();
-	for (int i = 0; i < GETPID_CALLS; i++)
+	for (int i = 0; i < GETPID_PER_OP; i++)
 		sink += getpid();
 	(void)sink;
-	return (double)(now_ns() - t0) / GETPID_CALLS / 1e3;
+	ns[0] += now_ns() - t0;
+	return 0;
+}
+
+/* MB/s of io_bytes moved in mean_ns */
+static double mbps(double mean_ns, void *arg)
+{
+	(void)arg;
+	return (double)io_bytes / 1e6 / (mean_ns / 1e9);
+}
+
+static double getpid_us(double mean_ns, void *arg)
+{
+	(void)arg;
+	return mean_ns / GETPID_PER_OP / 1e3;
 }
 
 static int set_lock(int fd, short type, off_t start, off_t len)
@@ -209,22 +219,37 @@ static int lock_cycle(const struct lock_record *records, int n, int64_t phase_ns
 	return 0;
 }
 
-static int lock_benchmark(const char *name, const struct lock_record *records, int n,
-			  int iterations)
+struct lock_set {
+	const struct lock_record *records;
+	int n;
+};
+
+static int lock_op(void *arg, int64_t *ns)
 {
-	int64_t phase_ns[PHASES] = { 0 };
-	int err = lock_cycle(records, n, phase_ns);	/* warm-up */
-	memset(phase_ns, 0, sizeof(phase_ns));
-	for (int it = 0; !err && it < iterations; it++)
-		err = lock_cycle(records, n, phase_ns);
-	if (err) {
-		fprintf(stderr, "syscall_io: %s: %s\n", name, strerror(-err));
-		return err;
+	const struct lock_set *set = arg;
+	int err = lock_cycle(set->records, set->n, ns);
+	if (err)
+		fprintf(stderr, "syscall_io: lock cycle: %s\n", strerror(-err));
+	return err ? -1 : 0;
+}
+
+/* us per record of a cycle's phase */
+static double per_record_us(double mean_ns, void *arg)
+{
+	return mean_ns / ((const struct lock_set *)arg)->n / 1e3;
+}
+
+static int lock_benchmark(const char *name, const struct lock_record *records, int n,
+			  const struct sampler_args *sa)
+{
+	static char names[PHASES][64];
+	struct sampler_metric metrics[PHASES];
+	for (int p = 0; p < PHASES; p++) {
+		snprintf(names[p], sizeof(names[p]), "%s_%s_us_per_op", name, phase_names[p]);
+		metrics[p] = (struct sampler_metric){ names[p], per_record_us };
 	}
-	for (int p = 0; p < PHASES; p++)
-		printf("%s_%s_us_per_op=%.6f\n", name, phase_names[p],
-		       (double)phase_ns[p] / ((double)iterations * n) / 1e3);
-	return 0;
+	struct lock_set set = { records, n };
+	return sampler_run(sa, metrics, PHASES, lock_op, &set) ? -EIO : 0;
 }
 
 static int open_pair(const char *path, int *holder, int *probe)
@@ -239,7 +264,7 @@ static int open_pair(const char *path, int *holder, int *probe)
 }
 
 /* 64 files, file i holding 1 + i % 3 records: 127 records, 128 descriptions. */
-static int lock_many_files(const char dir[DIR_MAX], int iterations)
+static int lock_many_files(const char dir[DIR_MAX], const struct sampler_args *sa)
 {
 	static struct lock_record records[MANY_RECORDS];
 	int n = 0, err = 0;
@@ -258,7 +283,7 @@ static int lock_many_files(const char dir[DIR_MAX], int iterations)
 	}
 	if (n != MANY_RECORDS)
 		return -EPROTO;
-	err = lock_benchmark("lock_many_files", records, n, iterations);
+	err = lock_benchmark("lock_many_files", records, n, sa);
 	for (int i = 0; i < n; i++)
 		if (i == 0 || records[i].holder_fd != records[i - 1].holder_fd) {
 			close(records[i].holder_fd);
@@ -268,7 +293,7 @@ static int lock_many_files(const char dir[DIR_MAX], int iterations)
 }
 
 /* 256 separated ranges of 8 bytes, 16 bytes apart, on one file. */
-static int lock_dense_file(const char dir[DIR_MAX], int iterations)
+static int lock_dense_file(const char dir[DIR_MAX], const struct sampler_args *sa)
 {
 	static struct lock_record records[DENSE_RANGES];
 	char path[4096];
@@ -279,7 +304,7 @@ static int lock_dense_file(const char dir[DIR_MAX], int iterations)
 		return err;
 	for (int i = 0; i < DENSE_RANGES; i++)
 		records[i] = (struct lock_record){ holder, probe, (off_t)i * 16, 8 };
-	err = lock_benchmark("lock_dense_file", records, DENSE_RANGES, iterations);
+	err = lock_benchmark("lock_dense_file", records, DENSE_RANGES, sa);
 	close(holder);
 	close(probe);
 	return err;
@@ -299,48 +324,34 @@ static void remove_scratch(const char dir[DIR_MAX])
 	rmdir(dir);
 }
 
-typedef double (*measure_fn)(const char *path);
-
-static int report_median(const char *name, measure_fn fn, const char *path, int repeat)
+static int measure(const struct sampler_args *sa, const char *name,
+		   double (*value)(double, void *), sampler_op op, void *arg)
 {
-	double values[repeat];
-	for (int i = 0; i < repeat; i++) {
-		values[i] = fn(path);
-		if (!(values[i] > 0)) {
-			fprintf(stderr, "syscall_io: %s: measurement failed\n", name);
-			return -EIO;
-		}
+	struct sampler_metric metric = { name, value };
+	if (sampler_run(sa, &metric, 1, op, arg)) {
+		fprintf(stderr, "syscall_io: %s: measurement failed\n", name);
+		return -EIO;
 	}
-	printf("%s=%.6f\n", name, median(values, repeat));
 	return 0;
-}
-
-static double pipe_adapter(const char *path)
-{
-	(void)path;
-	return pipe_mbps_once();
-}
-
-static double getpid_adapter(const char *path)
-{
-	(void)path;
-	return getpid_us_once();
 }
 
 int main(int argc, char **argv)
 {
-	int repeat = 5, lock_iterations = 20;
+	struct sampler_args sa = SAMPLER_DEFAULTS;
 	const char *base = getenv("TMPDIR");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!base || !*base)
 		base = "/tmp";
 	for (int i = 1; i < argc; i++) {
+		int taken = sampler_parse_arg(&sa, argv[i]);
+		if (taken < 0) {
+			fprintf(stderr, "syscall_io: bad value in %s\n", argv[i]);
+			return 1;
+		}
+		if (taken)
+			continue;
 		if (strncmp(argv[i], "--bytes=", 8) == 0)
 			io_bytes = strtoull(argv[i] + 8, NULL, 10);
-		else if (strncmp(argv[i], "--repeat=", 9) == 0)
-			repeat = atoi(argv[i] + 9);
-		else if (strncmp(argv[i], "--lock-iterations=", 18) == 0)
-			lock_iterations = atoi(argv[i] + 18);
 		else if (strncmp(argv[i], "--dir=", 6) == 0)
 			base = argv[i] + 6;
 		else {
@@ -348,9 +359,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (io_bytes == 0 || repeat < 1 || repeat > 1000 || lock_iterations < 1) {
-		fprintf(stderr, "usage: syscall_io [--bytes=N] [--repeat=N] "
-			"[--lock-iterations=N] [--dir=DIR]\n");
+	if (io_bytes == 0) {
+		fprintf(stderr, "usage: syscall_io [--bytes=N] [--dir=DIR] " SAMPLER_USAGE "\n");
 		return 1;
 	}
 	memset(chunk, 'k', sizeof(chunk));
@@ -367,17 +377,17 @@ int main(int argc, char **argv)
 	}
 	snprintf(file, sizeof(file), "%s/io-file", dir);
 
-	int err = report_median("pipe_mbps", pipe_adapter, NULL, repeat);
+	int err = measure(&sa, "pipe_mbps", mbps, pipe_op, NULL);
 	if (!err)
-		err = report_median("file_write_mbps", file_write_mbps_once, file, repeat);
+		err = measure(&sa, "file_write_mbps", mbps, file_write_op, file);
 	if (!err)
-		err = report_median("file_read_mbps", file_read_mbps_once, file, repeat);
+		err = measure(&sa, "file_read_mbps", mbps, file_read_op, file);
 	if (!err)
-		err = report_median("syscall_latency_us", getpid_adapter, NULL, repeat);
+		err = measure(&sa, "syscall_latency_us", getpid_us, getpid_op, NULL);
 	if (!err)
-		err = lock_many_files(dir, lock_iterations);
+		err = lock_many_files(dir, &sa);
 	if (!err)
-		err = lock_dense_file(dir, lock_iterations);
+		err = lock_dense_file(dir, &sa);
 	remove_scratch(dir);
 	return err ? 1 : 0;
 }

@@ -1,9 +1,12 @@
 /*
  * compare: two result files side by side as a markdown table. A change is
- * judged in the metric's direction, against a threshold of max(5%, the
- * metric's calibrated noise), and marked significant only when a
- * Mann–Whitney U test over the round samples says the two sets of rounds
- * differ, so that noise is not called a regression.
+ * judged in the metric's direction against a threshold: the larger of
+ * --threshold, the noise of either side (half its median's 95% interval)
+ * and the noise calibrated for that host and those settings. It is a
+ * regression only when it is worse, beyond the threshold and significant:
+ * a Mann–Whitney U test over every value of both sides. A metric whose
+ * threshold is above --max-threshold is too noisy to gate: marked, and
+ * --fail-on-regression fails on it instead of passing silently.
  */
 #include <errno.h>
 #include <math.h>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "host.h"
 #include "result.h"
 #include "stats.h"
 
@@ -141,66 +145,99 @@ static void describe(const char *label, const char *path, json_t *result)
 
 struct compare_state {
 	const struct options *opts;
-	json_t *noise;
-	int significant_regressions;
-	int regressions;
-	size_t min_rounds_before, min_rounds_after;
-	char thresholds_note[4096];
-	size_t note_len;
+	json_t *noise;		/* the noise file, when its host matches */
+	const char *noise_host;
+	int regressions;	/* worse, beyond the threshold, significant */
+	int too_noisy;		/* thresholds above --max-threshold */
+	int noise_ignored;	/* noise entries for other settings */
 };
 
+/* The calibrated noise of key, when the entry was measured with settings. */
+static double calibrated_noise(struct compare_state *st, const char *key, json_t *settings)
+{
+	json_t *entry = json_object_get(json_object_get(st->noise, "metrics"), key);
+	if (!entry)
+		return 0;
+	json_t *measured_with = json_object_get(entry, "settings");
+	if (!measured_with || !settings || !json_equal(measured_with, settings)) {
+		st->noise_ignored++;
+		return 0;
+	}
+	return json_number_value(json_object_get(entry, "noise"));
+}
+
+static void format_interval(const struct stats_summary *s, const char *unit, char *buf,
+			    size_t len)
+{
+	char m[40];
+	format_value(s->median, unit, m, sizeof(m));
+	snprintf(buf, len, "%s [%.4g–%.4g] n=%zu%s", m, s->ci_lo, s->ci_hi, s->n,
+		 s->outliers ? " ⚠" : "");
+}
+
 static void compare_metric(struct compare_state *st, const char *suite_name, bool comparable,
-			   const char *name, json_t *mb, json_t *ma)
+			   json_t *settings, const char *name, json_t *mb, json_t *ma)
 {
 	const char *unit = json_string_value(json_object_get(mb, "unit")) ?: "";
 	const char *direction = json_string_value(json_object_get(mb, "direction"));
 	bool higher_better = direction && strcmp(direction, "higher") == 0;
-	char before_text[64], after_text[64], change[160];
-	double before = json_number_value(json_object_get(mb, "median"));
-	format_value(before, unit, before_text, sizeof(before_text));
-	if (!ma) {
-		printf("| %s / %s | %s | — | not in after |\n", suite_name, name, before_text);
+	double *va = NULL, *vb = NULL;
+	size_t na = samples_of(mb, &va);
+	struct stats_summary before, after;
+	char before_text[192], after_text[192], change[200], threshold_text[48];
+	if (stats_summarize(va, na, &before)) {
+		free(va);
 		return;
 	}
-	double after = json_number_value(json_object_get(ma, "median"));
-	format_value(after, unit, after_text, sizeof(after_text));
+	format_interval(&before, unit, before_text, sizeof(before_text));
+	if (!ma) {
+		printf("| %s / %s | %s | — | not in after | | |\n", suite_name, name, before_text);
+		free(va);
+		return;
+	}
+	size_t nb = samples_of(ma, &vb);
+	if (stats_summarize(vb, nb, &after)) {
+		free(va);
+		free(vb);
+		return;
+	}
+	format_interval(&after, unit, after_text, sizeof(after_text));
 
 	char key[512];
 	snprintf(key, sizeof(key), "%s/%s", suite_name, name);
 	double threshold = st->opts->threshold;
-	double noise = json_number_value(json_object_get(
-		json_object_get(json_object_get(st->noise, "metrics"), key), "noise"));
-	if (noise > threshold) {
-		threshold = noise;
-		st->note_len += (size_t)snprintf(st->thresholds_note + st->note_len,
-			st->note_len < sizeof(st->thresholds_note) ? sizeof(st->thresholds_note) - st->note_len : 0,
-			"%s%s %.1f%%", st->note_len ? ", " : "", key, noise * 100);
-		if (st->note_len >= sizeof(st->thresholds_note))
-			st->note_len = sizeof(st->thresholds_note) - 1;
+	const char *why = "";
+	if (before.noise > threshold || after.noise > threshold) {
+		threshold = fmax(before.noise, after.noise);
+		why = " (values)";
 	}
+	double calibrated = calibrated_noise(st, key, settings);
+	if (calibrated > threshold) {
+		threshold = calibrated;
+		why = " (calibrated)";
+	}
+	bool too_noisy = threshold > st->opts->max_threshold;
+	snprintf(threshold_text, sizeof(threshold_text), "%.1f%%%s%s", threshold * 100, why,
+		 too_noisy ? " too noisy" : "");
 
-	double *sa = NULL, *sb = NULL;
-	size_t na = samples_of(mb, &sa), nb = samples_of(ma, &sb);
-	if (na < st->min_rounds_before || !st->min_rounds_before)
-		st->min_rounds_before = na;
-	if (nb < st->min_rounds_after || !st->min_rounds_after)
-		st->min_rounds_after = nb;
-	double p = stats_mann_whitney_p(sa, na, sb, nb);
-	free(sa);
-	free(sb);
+	double p = stats_mann_whitney_p(va, na, vb, nb);
+	free(va);
+	free(vb);
 	bool significant = p <= st->opts->alpha;
-
-	if (before == 0) {
+	if (before.median == 0) {
 		snprintf(change, sizeof(change), "n/a (before is 0)");
 	} else {
-		double rel = (after - before) / before;
+		double rel = (after.median - before.median) / before.median;
 		bool worse = higher_better ? rel < 0 : rel > 0;
 		bool beyond = fabs(rel) > threshold;
+		bool regression = worse && beyond && significant && comparable && !too_noisy;
 		char pct[32];
 		snprintf(pct, sizeof(pct), "%+.1f%%", rel * 100);
-		if (beyond && worse)
+		if (regression)
 			snprintf(change, sizeof(change), "**%s worse**", pct);
-		else if (beyond)
+		else if (beyond && worse && significant)
+			snprintf(change, sizeof(change), "%s worse", pct);
+		else if (beyond && significant)
 			snprintf(change, sizeof(change), "%s better", pct);
 		else
 			snprintf(change, sizeof(change), "%s", pct);
@@ -210,18 +247,18 @@ static void compare_metric(struct compare_state *st, const char *suite_name, boo
 		if (!comparable)
 			snprintf(change + strlen(change), sizeof(change) - strlen(change),
 				 " (not comparable)");
-		if (beyond && worse && comparable) {
+		if (regression)
 			st->regressions++;
-			if (significant)
-				st->significant_regressions++;
-		}
 	}
-	printf("| %s / %s (%s, %s is better) | %s | %s | %s |\n", suite_name, name, unit,
-	       higher_better ? "higher" : "lower", before_text, after_text, change);
+	if (too_noisy && comparable)
+		st->too_noisy++;
+	printf("| %s / %s (%s, %s is better) | %s | %s | %s | %s | %.2g |\n", suite_name, name,
+	       unit, higher_better ? "higher" : "lower", before_text, after_text, change,
+	       threshold_text, p);
 }
 
 int compare_results(const struct options *opts, const struct locations *loc,
-		    int *significant_regressions)
+		    int *significant_regressions, int *too_noisy)
 {
 	json_t *before = NULL, *after = NULL, *noise = NULL;
 	char noise_file[PATH_MAX];
@@ -229,6 +266,7 @@ int compare_results(const struct options *opts, const struct locations *loc,
 	int err;
 
 	*significant_regressions = 0;
+	*too_noisy = 0;
 	err = result_load(opts->before, &before);
 	if (err)
 		goto out;
@@ -244,7 +282,18 @@ int compare_results(const struct options *opts, const struct locations *loc,
 			goto out;
 	}
 
-	struct compare_state st = { .opts = opts, .noise = noise };
+	struct compare_state st = { .opts = opts };
+	/* a noise file measured on another machine says nothing of this one */
+	const char *noise_host = json_string_value(json_object_get(noise, "host"));
+	const char *after_host = json_string_value(
+		json_object_get(json_object_get(after, "host"), "hostname"));
+	if (noise && (!noise_host || !after_host || strcmp(noise_host, after_host))) {
+		printf("> Noise file %s ignored: measured on %s, the after result on %s.\n",
+		       noise_file, noise_host ? noise_host : "an unnamed host",
+		       after_host ? after_host : "an unnamed host");
+	} else {
+		st.noise = noise;
+	}
 	printf("## krunner compare\n\n");
 	describe("Before", opts->before, before);
 	describe("After", opts->after, after);
@@ -277,7 +326,8 @@ int compare_results(const struct options *opts, const struct locations *loc,
 		comparable[i] = artifacts_match(name, sb, sa);
 		shown++;
 	}
-	printf("\n| Benchmark | Before | After | Change |\n|:--|--:|--:|--:|\n");
+	printf("\n| Benchmark | Before | After | Change | Threshold | p |\n"
+	       "|:--|--:|--:|--:|--:|--:|\n");
 	json_array_foreach(json_object_get(before, "suites"), i, sb) {
 		const char *name = json_string_value(json_object_get(sb, "name"));
 		json_t *sa = find_suite(after, name);
@@ -289,40 +339,36 @@ int compare_results(const struct options *opts, const struct locations *loc,
 		json_t *mb;
 		json_t *metrics_after = json_object_get(sa, "metrics");
 		json_object_foreach(json_object_get(sb, "metrics"), metric_name, mb)
-			compare_metric(&st, name, comparable[i], metric_name, mb,
-				       json_object_get(metrics_after, metric_name));
+			compare_metric(&st, name, comparable[i], json_object_get(sa, "settings"),
+				       metric_name, mb, json_object_get(metrics_after, metric_name));
 		json_t *ma;
 		json_object_foreach(metrics_after, metric_name, ma)
 			if (!json_object_get(json_object_get(sb, "metrics"), metric_name))
-				printf("| %s / %s | — | %.4g | new |\n", name, metric_name,
+				printf("| %s / %s | — | %.4g | new | | |\n", name, metric_name,
 				       json_number_value(json_object_get(ma, "median")));
 	}
 	free(comparable);
 
-	printf("\nBefore and After are medians over the rounds. Change is After vs Before;\n"
-	       "\"worse\" means it moved the wrong way for the metric (throughput down,\n"
-	       "time or size up) by more than the threshold, max(%.0f%%, the metric's\n"
-	       "calibrated noise), and is set in bold; \"better\" the opposite.\n",
-	       opts->threshold * 100);
-	printf("%s significant: a two-sided Mann–Whitney U test over the round samples\n"
-	       "(exact distribution, ties given mid-ranks) gives p <= %g.",
-	       SIGNIFICANT_MARK, opts->alpha);
-	double min_p = stats_mann_whitney_min_p(st.min_rounds_before, st.min_rounds_after);
-	if (shown && min_p > opts->alpha)
-		printf("\nWith %zu vs %zu rounds the smallest possible p is %.3g, so no change\n"
-		       "can be marked significant: run more rounds (4 a side reach p = 0.029).",
-		       st.min_rounds_before, st.min_rounds_after, min_p);
-	printf("\n");
-	if (noise)
-		printf("Noise from %s%s%s.\n", noise_file,
-		       st.note_len ? "; thresholds above the minimum: " : "",
-		       st.thresholds_note);
-	else
-		printf("No calibrated noise (krunner calibrate); every threshold is %.0f%%.\n",
-		       opts->threshold * 100);
-	printf("\n%d regression%s beyond the threshold, %d of them significant.\n",
-	       st.regressions, st.regressions == 1 ? "" : "s", st.significant_regressions);
-	*significant_regressions = st.significant_regressions;
+	printf("\nBefore and After: the median of every value, its 95%% bootstrap interval,\n"
+	       "the number of values (⚠: outliers among them). Change is After vs Before;\n"
+	       "a change is \"worse\" or \"better\" when it is significant (%s: a two-sided\n"
+	       "Mann–Whitney U test over all values gives p <= %g) and beyond the metric's\n"
+	       "threshold: the largest of %.0f%%, either side's noise (half its interval,\n"
+	       "relative) and the noise calibrated on this host with these settings. A\n"
+	       "significant worse change of a comparable metric is a regression, in bold.\n"
+	       "A metric whose threshold is above %.0f%% is too noisy to gate.\n",
+	       SIGNIFICANT_MARK, opts->alpha, opts->threshold * 100, opts->max_threshold * 100);
+	if (st.noise)
+		printf("Calibrated noise from %s%s.\n", noise_file,
+		       st.noise_ignored ? " (entries for other suite settings ignored)" : "");
+	else if (!noise)
+		printf("No calibrated noise (krunner calibrate).\n");
+	printf("\n%d regression%s.\n", st.regressions, st.regressions == 1 ? "" : "s");
+	if (st.too_noisy)
+		printf("%d metric%s too noisy to gate: run more rounds or on a quieter machine.\n",
+		       st.too_noisy, st.too_noisy == 1 ? "" : "s");
+	*significant_regressions = st.regressions;
+	*too_noisy = st.too_noisy;
 out:
 	json_decref(before);
 	json_decref(after);
@@ -343,40 +389,49 @@ int calibrate_store(const struct run *run, const char *path)
 		json_object_set_new(root, "metrics", json_object());
 	}
 	json_object_set_new(root, "updated", json_string(run->end_time));
+	json_object_set_new(root, "host", json_string(host_name()));
 	json_t *metrics = json_object_get(root, "metrics");
 	int rounds = run->opts->rounds;
 
-	printf("| Metric | Median | Min | Max | Noise |\n|:--|--:|--:|--:|--:|\n");
+	printf("| Metric | Median | 95%% interval | Values | Noise |\n|:--|--:|--:|--:|--:|\n");
 	for (size_t i = 0; i < run->n_suites; i++) {
 		const struct suite_ctx *ctx = &run->suites[i];
 		const struct suite *s = ctx->suite;
 		if (ctx->error || ctx->rounds_done != rounds)
 			continue;
+		json_t *settings = suite_settings_json(run, ctx);
 		for (size_t m = 0; m < s->n_metrics; m++) {
-			const double *values = &ctx->samples[m * rounds];
-			double median = stats_median(values, (size_t)rounds);
-			double lo = stats_min(values, (size_t)rounds), hi = stats_max(values, (size_t)rounds);
-			double noise = median > 0 ? (hi - lo) / median : 0;
+			struct stats_summary sum;
+			if (stats_summarize(ctx->values[m].v, ctx->values[m].n, &sum)) {
+				json_decref(settings);
+				json_decref(root);
+				return -ENOMEM;
+			}
 			char key[512];
 			snprintf(key, sizeof(key), "%s/%s", s->name, s->metrics[m].name);
 			json_t *entry = json_object();
-			json_object_set_new(entry, "noise", json_real(noise));
-			json_object_set_new(entry, "rounds", json_integer(rounds));
-			json_object_set_new(entry, "median", json_real(median));
-			json_object_set_new(entry, "min", json_real(lo));
-			json_object_set_new(entry, "max", json_real(hi));
+			json_object_set_new(entry, "noise", json_real(sum.noise));
+			json_object_set_new(entry, "dispersion", json_real(sum.dispersion));
+			json_object_set_new(entry, "values", json_integer((json_int_t)sum.n));
+			json_object_set_new(entry, "outliers", json_integer((json_int_t)sum.outliers));
+			json_object_set_new(entry, "median", json_real(sum.median));
+			json_object_set_new(entry, "ci", json_pack("[f, f]", sum.ci_lo, sum.ci_hi));
 			json_object_set_new(entry, "unit", json_string(s->metrics[m].unit));
 			json_object_set_new(entry, "calibrated", json_string(run->end_time));
+			json_object_set(entry, "settings", settings);
 			json_object_set_new(metrics, key, entry);
 			char a[48], b[48], c[48];
-			format_value(median, s->metrics[m].unit, a, sizeof(a));
-			format_value(lo, "", b, sizeof(b));
-			format_value(hi, "", c, sizeof(c));
-			printf("| %s | %s | %s| %s| %.1f%% |\n", key, a, b, c, noise * 100);
+			format_value(sum.median, s->metrics[m].unit, a, sizeof(a));
+			format_value(sum.ci_lo, "", b, sizeof(b));
+			format_value(sum.ci_hi, "", c, sizeof(c));
+			printf("| %s | %s | %s.. %s| %zu | %.1f%% |\n", key, a, b, c, sum.n,
+			       sum.noise * 100);
 		}
+		json_decref(settings);
 	}
-	printf("\nNoise = (max - min) / median over %d A/A rounds; compare uses\n"
-	       "max(5%%, noise) as each metric's regression threshold.\n", rounds);
+	printf("\nNoise = half the width of the median's 95%% bootstrap interval, relative\n"
+	       "to the median, over every value of %d A/A rounds. compare uses a noise\n"
+	       "file only for the host and the suite settings it was measured with.\n", rounds);
 	err = json_write_atomic(path, root);
 	if (!err)
 		fprintf(stderr, "krunner: noise written to %s\n", path);

@@ -9,10 +9,11 @@
 #define NOISE_FORMAT "krunner-noise"
 
 /* Prints the markdown comparison. 0 or -errno (bad input, message
- * printed); *significant_regressions counts the bold rows with p <= alpha
- * among comparable suites. */
+ * printed); *regressions counts the bold rows (worse, beyond the threshold,
+ * p <= alpha, comparable), *too_noisy the comparable metrics whose
+ * threshold is above --max-threshold. */
 int compare_results(const struct options *opts, const struct locations *loc,
-		    int *significant_regressions);
+		    int *regressions, int *too_noisy);
 
 /* Stores each metric's noise from a finished A/A run into the noise file
  * and prints it. 0 or -errno. */

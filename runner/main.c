@@ -41,7 +41,8 @@ static const char *number(double v, char *buf, size_t len)
 
 static void print_summary(const struct run *run)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], d[32];
+	size_t outliers = 0;
 	int rounds = run->opts->rounds;
 	for (size_t i = 0; i < run->n_suites; i++) {
 		const struct suite_ctx *ctx = &run->suites[i];
@@ -50,20 +51,39 @@ static void print_summary(const struct run *run)
 			printf("%s: FAILED: %s\n", s->name, ctx->error);
 			continue;
 		}
-		printf("%s (%d round%s, median [min .. max])\n", s->name, rounds,
-		       rounds == 1 ? "" : "s");
+		printf("%s (%d round%s): median [95%% interval], values; mean ± σ; min … max\n",
+		       s->name, rounds, rounds == 1 ? "" : "s");
 		for (size_t m = 0; m < s->n_metrics; m++) {
-			const double *v = &ctx->samples[m * rounds];
-			double median = stats_median(v, (size_t)rounds);
-			printf("  %-36s %12s %-7s [%s .. %s]", s->metrics[m].name,
-			       number(median, a, sizeof(a)), s->metrics[m].unit,
-			       number(stats_min(v, (size_t)rounds), b, sizeof(b)),
-			       number(stats_max(v, (size_t)rounds), c, sizeof(c)));
-			if (ctx->have_plain && ctx->plain[m] > 0)
-				printf("  probe effect %.3fx", median / ctx->plain[m]);
+			const struct value_list *l = &ctx->values[m];
+			struct stats_summary sum;
+			if (stats_summarize(l->v, l->n, &sum))
+				continue;
+			printf("  %-36s %12s %-7s [%s .. %s] %4zu values", s->metrics[m].name,
+			       number(sum.median, a, sizeof(a)), s->metrics[m].unit,
+			       number(sum.ci_lo, b, sizeof(b)), number(sum.ci_hi, c, sizeof(c)),
+			       sum.n);
+			if (sum.n > 1)
+				printf("; %s ± %s; %s … %s", number(sum.mean, a, sizeof(a)),
+				       number(sum.sd, b, sizeof(b)), number(sum.min, c, sizeof(c)),
+				       number(sum.max, d, sizeof(d)));
+			if (sum.outliers)
+				printf(", %zu outlier%s", sum.outliers, sum.outliers == 1 ? "" : "s");
+			outliers += sum.outliers;
+			if (ctx->plain_rounds_done == rounds && ctx->plain[m].n) {
+				char text[32];
+				double plain = stats_median(ctx->plain[m].v, ctx->plain[m].n);
+				stats_slowdown_text(stats_slowdown(plain, sum.median,
+								   s->metrics[m].direction == HIGHER_IS_BETTER),
+						    text, sizeof(text));
+				printf("  probe effect: %s", text);
+			}
 			printf("\n");
 		}
 	}
+	if (outliers)
+		fprintf(stderr, "krunner: warning: statistical outliers among the values (modified "
+				"z-score above 3.5): consider a quieter machine, more rounds, or "
+				"another warm-up\n");
 }
 
 static int ensure_dir(const char *dir)
@@ -178,9 +198,13 @@ int main(int argc, char **argv)
 		list_suites();
 		break;
 	case COMMAND_COMPARE: {
-		int regressions = 0;
-		err = compare_results(&opts, &loc, &regressions);
-		if (!err && opts.fail_on_regression && regressions)
+		int regressions = 0, too_noisy = 0;
+		err = compare_results(&opts, &loc, &regressions, &too_noisy);
+		if (!err && opts.fail_on_regression && too_noisy)
+			fprintf(stderr, "krunner: --fail-on-regression: %d metric%s too noisy to "
+					"gate (threshold above %.0f%%): no verdict\n",
+				too_noisy, too_noisy == 1 ? "" : "s", opts.max_threshold * 100);
+		if (!err && opts.fail_on_regression && (regressions || too_noisy))
 			exit_code = EXIT_REGRESSION;
 		break;
 	}

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ enum {
 	OPT_FAIL_ON_REGRESSION,
 	OPT_ALPHA,
 	OPT_THRESHOLD,
+	OPT_MAX_THRESHOLD,
 };
 
 static const struct option base_options[] = {
@@ -48,6 +50,7 @@ static const struct option base_options[] = {
 	{ "fail-on-regression", no_argument, NULL, OPT_FAIL_ON_REGRESSION },
 	{ "alpha", required_argument, NULL, OPT_ALPHA },
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "max-threshold", required_argument, NULL, OPT_MAX_THRESHOLD },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 };
@@ -57,19 +60,25 @@ static const char usage_head[] =
 "       krunner --list\n"
 "       krunner compare BEFORE.json AFTER.json [--fail-on-regression] [--noise=FILE]\n"
 "       krunner calibrate --suite=NAME[,NAME...] [--rounds=N]\n"
+"       krunner run [--runs=N] [--warmups=N] [OPTIONS] -- CMD [ARGS...]\n"
 "Run kprof's benchmark suites the same way every time, write a JSON result\n"
-"(every sample, medians, host, git head, tool versions, SHA-256 of every\n"
-"program and input) and compare two results honestly.\n"
+"(every value, medians with intervals, host and its load, git head, tool\n"
+"versions, SHA-256 of every program and input) and compare two results\n"
+"honestly. Suites with sampled metrics take --samples=N (5), --warmups=N (1)\n"
+"and --min-time-ms=N (100): values per round, discarded batches, the least\n"
+"duration of a batch (its size calibrated first).\n"
 "\n"
 "Run options:\n"
 "  -s, --suite=LIST        suites to run, comma-separated (see --list)\n"
-"  -r, --rounds=N          rounds per suite (default 3; calibrate: 10); the\n"
-"                          median is reported, every sample kept\n"
+"  -r, --rounds=N          rounds per suite, each a fresh process (default 3;\n"
+"                          calibrate: 10); every value of every round is\n"
+"                          kept, the median reported with its 95% interval\n"
 "      --profile=MODE      run every round under a profiler: preload\n"
 "                          (libkprof.so) or bpf (kbpf-trace, needs root);\n"
-"                          records each round's trace and its top syscalls,\n"
-"                          plus one extra unprofiled round per suite for the\n"
-"                          probe effect (profiled median / plain)\n"
+"                          records each round's trace and its top syscalls;\n"
+"                          each profiled round has an unprofiled twin, for\n"
+"                          the probe effect (\"1.3x slower\", either way the\n"
+"                          metric is better)\n"
 "      --launcher=CMD      run the suite programs as CMD PROGRAM ARGS (a\n"
 "                          WebAssembly host, qemu-user, valgrind); CMD is\n"
 "                          split like a shell would, without expansions\n"
@@ -84,12 +93,15 @@ static const char usage_head[] =
 "\n"
 "Compare options:\n"
 "      --fail-on-regression  exit 3 when a metric regressed beyond its\n"
-"                          threshold with statistical significance\n"
+"                          threshold with statistical significance, or a\n"
+"                          metric is too noisy to gate\n"
 "      --noise=FILE        calibrated noise (default: noise.json in the\n"
 "                          results directory, if present); calibrate writes\n"
 "                          it there\n"
 "      --no-noise          ignore calibrated noise\n"
 "      --threshold=PCT     smallest change called a regression (default 5)\n"
+"      --max-threshold=PCT a metric whose threshold (raised by its noise)\n"
+"                          is above this is too noisy to gate (default 20)\n"
 "      --alpha=P           significance level of the rank test (default 0.05)\n"
 "\n"
 "  -h, --help              this help\n"
@@ -99,14 +111,16 @@ static const char usage_tail[] =
 "\n"
 "A result file is results/<UTC time>-<suites>.json, written atomically; with\n"
 "--profile the traces go to results/<UTC time>-<suites>.traces/SUITE/round-N.\n"
-"compare prints a markdown table; a change is a regression when it goes the\n"
-"wrong way for the metric's direction (throughput down, latency up) by more\n"
-"than max(5%, the metric's calibrated noise), and is marked significant when\n"
-"a two-sided Mann-Whitney U test over the round samples gives p <= alpha\n"
-"(with 3 rounds a side the smallest possible p is 0.1: use 4 or more).\n"
+"compare prints a markdown table: each side's median over every value with\n"
+"its 95% bootstrap interval; a change is a regression when it goes the wrong\n"
+"way for the metric's direction (throughput down, latency up), beyond the\n"
+"metric's threshold (the largest of --threshold, either side's noise and the\n"
+"noise calibrated on this host with the same suite settings) and is\n"
+"significant: a two-sided Mann-Whitney U test over all values gives p <= alpha.\n"
 "Results whose programs or inputs differ (SHA-256) are flagged not comparable.\n"
-"calibrate runs A/A rounds and stores each metric's noise, (max - min) /\n"
-"median over the rounds, in noise.json.\n"
+"calibrate runs A/A rounds and stores each metric's noise (half the width of\n"
+"the median's 95% interval, relative), with the host and suite settings, in\n"
+"noise.json.\n"
 "\n"
 "Exit status:\n"
 "  0  success\n"
@@ -115,7 +129,8 @@ static const char usage_tail[] =
 "     result file, or the result could not be written\n"
 "  2  a workload failed: the suite is marked failed in the result file and\n"
 "     none of its metrics are reported\n"
-"  3  compare --fail-on-regression found a significant regression\n"
+"  3  compare --fail-on-regression found a significant regression, or a\n"
+"     metric too noisy to gate\n"
 "  130  interrupted (SIGINT/SIGTERM): the running suite was torn down, no\n"
 "     result written\n"
 "\n"
@@ -126,6 +141,8 @@ static const char usage_tail[] =
 "  krunner --suite=process-lifecycle --launcher='valgrind --tool=none -q'\n"
 "  krunner calibrate --suite=syscall-io --rounds=10\n"
 "  krunner compare results/A.json results/B.json --fail-on-regression\n"
+"  krunner run --runs=20 -- node app.js     # any command, hyperfine-style\n"
+"  krunner run --profile=preload -- node app.js\n"
 "  krunner --suite=spawn-scratch --json | jq '.suites[0].metrics.spawn_ms.median'\n";
 
 static bool suite_option_is_switch(const struct suite_option *o)
@@ -167,11 +184,15 @@ static void print_help(void)
 	fputs(usage_tail, stdout);
 }
 
-static void usage_error(const char *fmt, const char *arg)
+__attribute__((format(printf, 1, 2)))
+static void usage_error(const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	fprintf(stderr, "krunner: ");
-	fprintf(stderr, fmt, arg);
+	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, " (see krunner --help)\n");
+	va_end(ap);
 }
 
 static int split_suites(const char *list, struct options *opts)
@@ -244,6 +265,52 @@ static int build_table(struct option *table, const char **suite_option_names)
 	return 0;
 }
 
+/* A whole number: what an option whose default is one takes. */
+static bool is_count(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/*
+ * Suite options given must belong to a selected suite and, where the
+ * default is a whole number, be one: a mistyped value or an option of a
+ * suite that does not run is a usage error, before anything runs.
+ */
+static int check_suite_options(const struct options *opts)
+{
+	const char *names[MAX_LONG_OPTIONS], *values[MAX_LONG_OPTIONS];
+	size_t n = suite_options_given(names, values, MAX_LONG_OPTIONS);
+	for (size_t i = 0; i < n; i++) {
+		const struct suite_option *decl = NULL;
+		const struct suite *owner = NULL;
+		for (size_t k = 0; k < opts->n_suites && !decl; k++) {
+			const struct suite *s = suite_find(opts->suite_names[k]);
+			for (size_t j = 0; s && j < s->n_options && !decl; j++)
+				if (strcmp(s->options[j].name, names[i]) == 0)
+					decl = &s->options[j];
+		}
+		if (!decl) {
+			for (size_t k = 0; k < suite_count() && !owner; k++)
+				for (size_t j = 0; j < suite_at(k)->n_options; j++)
+					if (strcmp(suite_at(k)->options[j].name, names[i]) == 0)
+						owner = suite_at(k);
+			usage_error("--%s is an option of the %s suite, which is not selected",
+				    names[i], owner ? owner->name : "?");
+			return -EINVAL;
+		}
+		if (is_count(decl->default_value) && !is_count(values[i])) {
+			usage_error("--%s wants a whole number, not '%s'", names[i], values[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int options_parse(int argc, char **argv, struct options *opts)
 {
 	static struct option table[MAX_LONG_OPTIONS];
@@ -256,6 +323,7 @@ int options_parse(int argc, char **argv, struct options *opts)
 	opts->rounds = 3;
 	opts->alpha = 0.05;
 	opts->threshold = 0.05;
+	opts->max_threshold = 0.20;
 	opts->argc = argc;
 	opts->argv = argv;
 	if (argc > 1 && argv[1][0] != '-') {
@@ -346,6 +414,13 @@ int options_parse(int argc, char **argv, struct options *opts)
 			}
 			opts->threshold /= 100;
 			break;
+		case OPT_MAX_THRESHOLD:
+			if (parse_double(optarg, 0, 1000, &opts->max_threshold)) {
+				usage_error("--max-threshold wants a percentage, not '%s'", optarg);
+				return -EINVAL;
+			}
+			opts->max_threshold /= 100;
+			break;
 		case OPT_HELP:
 			print_help();
 			return 1;
@@ -392,6 +467,21 @@ int options_parse(int argc, char **argv, struct options *opts)
 	case COMMAND_LIST:
 		break;
 	case COMMAND_RUN:
+		if (rest > 0 && strcmp(argv[optind - 1], "--") == 0) {
+			if (opts->n_suites) {
+				usage_error("give suites or a command after --, not both%s", "");
+				return -EINVAL;
+			}
+			opts->command_argv = &argv[optind];
+			suite_command_set((const char *const *)opts->command_argv);
+			err = split_suites("command", opts);
+			if (err)
+				return err;
+			rest = 0;
+		} else if (opts->n_suites == 1 && strcmp(opts->suite_names[0], "command") == 0) {
+			usage_error("the command suite times what follows --: krunner run -- CMD ARGS%s", "");
+			return -EINVAL;
+		}
 		break;
 	}
 	if (rest > 0) {
@@ -403,7 +493,7 @@ int options_parse(int argc, char **argv, struct options *opts)
 		usage_error("which suite? give --suite=NAME (krunner --list shows them)%s", "");
 		return -EINVAL;
 	}
-	return 0;
+	return check_suite_options(opts);
 }
 
 void options_free(struct options *opts)

@@ -31,7 +31,9 @@ struct options {
 	bool fail_on_regression;
 	double alpha;
 	double threshold;		/* fraction: 0.05 */
+	double max_threshold;		/* fraction: 0.20; above it, too noisy to gate */
 	const char *before, *after;	/* compare */
+	char **command_argv;		/* krunner run -- CMD ARGS: the command suite's */
 	char **argv;			/* as given, for the result */
 	int argc;
 };

@@ -35,6 +35,91 @@ static json_t *samples_json(const double *values, size_t n)
 	return a;
 }
 
+/* The figures of a list of values, under the keys prefix + name. */
+static int put_summary(json_t *metric, const char *prefix, const struct value_list *l,
+		       struct stats_summary *sum)
+{
+	if (stats_summarize(l->v, l->n, sum))
+		return -ENOMEM;
+	char key[64];
+#define PUT(name, value)                                                       \
+	(snprintf(key, sizeof(key), "%s%s", prefix, name),                     \
+	 json_object_set_new(metric, key, value))
+	PUT("samples", samples_json(l->v, l->n));
+	PUT("n", json_integer((json_int_t)sum->n));
+	PUT("median", json_real(sum->median));
+	PUT("mad", json_real(sum->mad));
+	PUT("ci", json_pack("[f, f]", sum->ci_lo, sum->ci_hi));
+	PUT("noise", json_real(sum->noise));
+	PUT("dispersion", json_real(sum->dispersion));
+	PUT("outliers", json_integer((json_int_t)sum->outliers));
+	PUT("min", json_real(sum->min));
+	PUT("max", json_real(sum->max));
+	PUT("mean", json_real(sum->mean));
+	PUT("sd", isfinite(sum->sd) ? json_real(sum->sd) : json_null());
+#undef PUT
+	return 0;
+}
+
+/*
+ * A metric in the result: every value, its median with a bootstrap 95%
+ * interval, MAD, relative noise (the interval's half-width over the
+ * median) and outliers; with --profile the same of the unprofiled twins'
+ * values and the probe effect, as a slowdown (above 1: the profiler made
+ * the metric worse, whichever way is better for it).
+ */
+static json_t *metric_json(const struct metric_def *def, const struct value_list *values,
+			   const struct value_list *plain)
+{
+	json_t *metric = json_object();
+	struct stats_summary sum, plain_sum;
+	bool higher = def->direction == HIGHER_IS_BETTER;
+	json_object_set_new(metric, "unit", json_string(def->unit));
+	json_object_set_new(metric, "direction", json_string(higher ? "higher" : "lower"));
+	json_object_set_new(metric, "description", json_string(def->description));
+	if (put_summary(metric, "", values, &sum))
+		goto nomem;
+	if (plain) {
+		if (put_summary(metric, "plain_", plain, &plain_sum))
+			goto nomem;
+		double slowdown = stats_slowdown(plain_sum.median, sum.median, higher);
+		char text[32];
+		stats_slowdown_text(slowdown, text, sizeof(text));
+		json_object_set_new(metric, "probe_effect",
+				    isfinite(slowdown) ? json_real(slowdown) : json_null());
+		json_object_set_new(metric, "probe_effect_text", json_string(text));
+		json_object_set_new(metric, "probe_effect_significant",
+				    json_boolean(stats_mann_whitney_p(values->v, values->n, plain->v,
+								      plain->n) <= 0.05));
+	}
+	return metric;
+nomem:
+	json_decref(metric);
+	return NULL;
+}
+
+static json_t *options_json(const struct suite *s)
+{
+	json_t *options = json_object();
+	for (size_t i = 0; i < s->n_options; i++)
+		json_object_set_new(options, s->options[i].name,
+				    json_string(suite_option_value(s, s->options[i].name)));
+	return options;
+}
+
+json_t *suite_settings_json(const struct run *run, const struct suite_ctx *ctx)
+{
+	const struct options *opts = run->opts;
+	json_t *j = json_object();
+	json_object_set_new(j, "rounds", json_integer(opts->rounds));
+	json_object_set_new(j, "options", options_json(ctx->suite));
+	json_object_set_new(j, "profile",
+			    opts->profile == PROFILE_PRELOAD ? json_string("preload") :
+			    opts->profile == PROFILE_BPF ? json_string("bpf") : json_null());
+	json_object_set_new(j, "launcher", opts->launcher ? json_string(opts->launcher) : json_null());
+	return j;
+}
+
 static json_t *suite_json(const struct run *run, const struct suite_ctx *ctx)
 {
 	const struct suite *s = ctx->suite;
@@ -52,38 +137,23 @@ static json_t *suite_json(const struct run *run, const struct suite_ctx *ctx)
 		json_array_append_new(artifacts, artifact_json(&ctx->artifacts[i]));
 	json_object_set_new(j, "artifacts", artifacts);
 
-	json_t *options = json_object();
-	for (size_t i = 0; i < s->n_options; i++)
-		json_object_set_new(options, s->options[i].name,
-				    json_string(suite_option_value(s, s->options[i].name)));
-	json_object_set_new(j, "options", options);
+	json_object_set_new(j, "options", options_json(s));
+	json_object_set_new(j, "settings", suite_settings_json(run, ctx));
 	json_object_set(j, "notes", ctx->notes);
 
 	/* No metric from a suite that did not complete every round. */
 	json_t *metrics = json_object();
 	if (!ctx->error && ctx->rounds_done == rounds) {
 		for (size_t m = 0; m < s->n_metrics; m++) {
-			const struct metric_def *def = &s->metrics[m];
-			const double *values = &ctx->samples[m * rounds];
-			json_t *metric = json_object();
-			json_object_set_new(metric, "unit", json_string(def->unit));
-			json_object_set_new(metric, "direction",
-					    json_string(def->direction == HIGHER_IS_BETTER ? "higher"
-											   : "lower"));
-			json_object_set_new(metric, "description", json_string(def->description));
-			json_object_set_new(metric, "samples", samples_json(values, (size_t)rounds));
-			double median = stats_median(values, (size_t)rounds);
-			json_object_set_new(metric, "median", json_real(median));
-			json_object_set_new(metric, "min", json_real(stats_min(values, (size_t)rounds)));
-			json_object_set_new(metric, "max", json_real(stats_max(values, (size_t)rounds)));
-			if (ctx->have_plain) {
-				json_object_set_new(metric, "plain_samples", samples_json(&ctx->plain[m], 1));
-				json_object_set_new(metric, "plain_median", json_real(ctx->plain[m]));
-				json_object_set_new(metric, "probe_effect",
-						    ctx->plain[m] > 0 ? json_real(median / ctx->plain[m])
-								      : json_null());
+			json_t *metric = metric_json(&s->metrics[m], &ctx->values[m],
+						     ctx->plain_rounds_done == rounds ? &ctx->plain[m]
+										      : NULL);
+			if (!metric) {
+				json_decref(metrics);
+				json_decref(j);
+				return NULL;
 			}
-			json_object_set_new(metrics, def->name, metric);
+			json_object_set_new(metrics, s->metrics[m].name, metric);
 		}
 	}
 	json_object_set_new(j, "metrics", metrics);
@@ -115,6 +185,9 @@ json_t *result_build(const struct run *run)
 	json_object_set_new(root, "options", o);
 
 	json_object_set_new(root, "host", host_json());
+	json_object_set_new(root, "machine_state",
+			    json_pack("{s:O?, s:O?, s:s?}", "start", run->state_start, "end",
+				      run->state_end, "busy", run->busy));
 	json_object_set_new(root, "git", git_json(run->loc->root));
 	json_object_set(root, "tool_versions", run->tool_versions);
 	json_t *tools = json_array();

@@ -12,6 +12,11 @@
 
 json_t *result_build(const struct run *run);
 
+/* What a suite's values depend on besides the machine: {"rounds",
+ * "options", "profile", "launcher"}; a noise file is used for results made
+ * with the same. */
+json_t *suite_settings_json(const struct run *run, const struct suite_ctx *ctx);
+
 /* Writes root as DIR/NAME.json through a temporary file and a link, so a
  * reader never sees half a file and an existing result is never replaced
  * (NAME-2.json ... when the name is taken). The path written goes to

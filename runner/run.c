@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "exec.h"
+#include "host.h"
 #include "run.h"
 
 #define VERSION_TIMEOUT_MS 5000
@@ -58,11 +59,9 @@ static void progress_show(const struct suite_ctx *ctx, const char *metric, doubl
 	if (!run->progress)
 		return;
 	char round[48];
-	if (ctx->round_number == 0)
-		snprintf(round, sizeof(round), "unprofiled round");
-	else
-		snprintf(round, sizeof(round), "round %d/%d%s", ctx->round_number,
-			 run->opts->rounds, ctx->round_profiled ? " (profiled)" : "");
+	snprintf(round, sizeof(round), "round %d/%d%s", ctx->round_number, run->opts->rounds,
+		 ctx->round_profiled ? " (profiled)"
+		 : run->opts->profile != PROFILE_NONE ? " (unprofiled)" : "");
 	if (metric)
 		fprintf(stderr, "\r\033[K%s %s: %s=%.4g", ctx->suite->name, round, metric, value);
 	else
@@ -137,6 +136,11 @@ int suite_round_number(struct suite_ctx *ctx)
 	return ctx->round_number;
 }
 
+bool suite_round_unprofiled(struct suite_ctx *ctx)
+{
+	return ctx->run->opts->profile != PROFILE_NONE && !ctx->round_profiled;
+}
+
 bool suite_interrupted(void)
 {
 	return exec_interrupted();
@@ -156,6 +160,28 @@ int suite_note(struct suite_ctx *ctx, const char *key, const char *value)
 		       ? -ENOMEM : 0;
 }
 
+int value_list_push(struct value_list *l, double value)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		double *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = value;
+	return 0;
+}
+
+static int value_list_append(struct value_list *to, const struct value_list *from)
+{
+	for (size_t i = 0; i < from->n; i++)
+		if (value_list_push(to, from->v[i]))
+			return -ENOMEM;
+	return 0;
+}
+
 static int record_metric(struct suite_ctx *ctx, const char *name, double value,
 			 bool from_program)
 {
@@ -163,17 +189,13 @@ static int record_metric(struct suite_ctx *ctx, const char *name, double value,
 	for (size_t m = 0; m < s->n_metrics; m++) {
 		if (strcmp(s->metrics[m].name, name) != 0)
 			continue;
-		if (ctx->current_set[m]) {
-			suite_fail(ctx, "round %d: metric %s reported twice", ctx->round_number, name);
-			return -EEXIST;
-		}
 		if (!isfinite(value) || value < 0) {
 			suite_fail(ctx, "round %d: metric %s = %g is not a finite, non-negative number",
 				   ctx->round_number, name, value);
 			return -ERANGE;
 		}
-		ctx->current[m] = value;
-		ctx->current_set[m] = true;
+		if (value_list_push(&ctx->current[m], value))
+			return -ENOMEM;
 		progress_show(ctx, name, value);
 		return 0;
 	}
@@ -268,13 +290,20 @@ int suite_run(struct suite_ctx *ctx, const char *const argv[])
 	return reader.err;
 }
 
+void suite_sampler_args(struct suite_ctx *ctx, char args[SUITE_SAMPLER_ARGS][48])
+{
+	static const char *const names[SUITE_SAMPLER_ARGS] = { "samples", "warmups", "min-time-ms" };
+	for (int i = 0; i < SUITE_SAMPLER_ARGS; i++)
+		snprintf(args[i], sizeof(args[i]), "--%s=%s", names[i], suite_option(ctx, names[i]));
+}
+
 int suite_run_hello(struct suite_ctx *ctx, const char *program)
 {
-	char hello[4200], iterations[64];
+	char hello[4200], sampler[SUITE_SAMPLER_ARGS][48];
 	snprintf(hello, sizeof(hello), "--hello=%s", suite_artifact_path(ctx, "hello"));
-	snprintf(iterations, sizeof(iterations), "--iterations=%s",
-		 suite_option(ctx, "iterations"));
-	const char *argv[] = { suite_artifact_path(ctx, program), hello, iterations, NULL };
+	suite_sampler_args(ctx, sampler);
+	const char *argv[] = { suite_artifact_path(ctx, program), hello, sampler[0], sampler[1],
+			       sampler[2], NULL };
 	return suite_run(ctx, argv);
 }
 
@@ -413,17 +442,15 @@ static int prepare_tools(struct run *run, int *problems)
 static int prepare_suite(struct run *run, struct suite_ctx *ctx, int *problems)
 {
 	const struct suite *s = ctx->suite;
-	int rounds = run->opts->rounds;
 	ctx->run = run;
 	ctx->notes = json_object();
 	ctx->rounds = json_array();
-	ctx->samples = calloc((size_t)rounds * (s->n_metrics ? s->n_metrics : 1), sizeof(double));
-	ctx->plain = calloc(s->n_metrics + 1, sizeof(double));
-	ctx->current = calloc(s->n_metrics + 1, sizeof(double));
-	ctx->current_set = calloc(s->n_metrics + 1, sizeof(bool));
+	ctx->values = calloc(s->n_metrics + 1, sizeof(*ctx->values));
+	ctx->plain = calloc(s->n_metrics + 1, sizeof(*ctx->plain));
+	ctx->current = calloc(s->n_metrics + 1, sizeof(*ctx->current));
 	ctx->artifacts = calloc(s->n_artifacts + 1, sizeof(*ctx->artifacts));
-	if (!ctx->notes || !ctx->rounds || !ctx->samples || !ctx->plain || !ctx->current ||
-	    !ctx->current_set || !ctx->artifacts)
+	if (!ctx->notes || !ctx->rounds || !ctx->values || !ctx->plain || !ctx->current ||
+	    !ctx->artifacts)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_artifacts; i++) {
 		char why[PATH_MAX + 128], hint[PATH_MAX];
@@ -572,7 +599,8 @@ static int run_round(struct suite_ctx *ctx, int number, bool profiled)
 	char start[32];
 	int err;
 
-	memset(ctx->current_set, 0, s->n_metrics * sizeof(bool));
+	for (size_t m = 0; m < s->n_metrics; m++)
+		ctx->current[m].n = 0;
 	ctx->round_number = number;
 	ctx->round_profiled = profiled;
 	ctx->round_trace_dir[0] = '\0';
@@ -596,7 +624,7 @@ static int run_round(struct suite_ctx *ctx, int number, bool profiled)
 	if (!err && ctx->error)
 		err = -ECHILD;
 	for (size_t m = 0; !err && m < s->n_metrics; m++) {
-		if (!ctx->current_set[m]) {
+		if (!ctx->current[m].n) {
 			suite_fail(ctx, "round %d: no value for metric %s; the round is rejected",
 				   number, s->metrics[m].name);
 			err = -ENODATA;
@@ -606,25 +634,28 @@ static int run_round(struct suite_ctx *ctx, int number, bool profiled)
 		suite_fail(ctx, "round %d failed: %s", number, strerror(-err));
 
 	json_t *record = json_object();
-	json_object_set_new(record, "round", number ? json_integer(number) : json_string("unprofiled"));
+	json_object_set_new(record, "round", json_integer(number));
 	json_object_set_new(record, "profiled", json_boolean(profiled));
 	json_object_set_new(record, "start_time", json_string(start));
 	json_object_set_new(record, "wall_ms", json_real(wall_ms));
 	json_object_set_new(record, "ok", json_boolean(!err));
 	if (!err) {
 		json_t *values = json_object();
-		for (size_t m = 0; m < s->n_metrics; m++) {
-			json_object_set_new(values, s->metrics[m].name, json_real(ctx->current[m]));
-			if (number == 0)
-				ctx->plain[m] = ctx->current[m];
-			else
-				ctx->samples[m * run->opts->rounds + number - 1] = ctx->current[m];
+		for (size_t m = 0; m < s->n_metrics && !err; m++) {
+			const struct value_list *cur = &ctx->current[m];
+			json_t *v = cur->n == 1 ? json_real(cur->v[0]) : json_array();
+			for (size_t i = 0; cur->n > 1 && i < cur->n; i++)
+				json_array_append_new(v, json_real(cur->v[i]));
+			json_object_set_new(values, s->metrics[m].name, v);
+			err = value_list_append(profiled || !run->opts->profile ? &ctx->values[m]
+										 : &ctx->plain[m],
+						cur);
 		}
 		json_object_set_new(record, "values", values);
-		if (number == 0)
-			ctx->have_plain = true;
-		else
+		if (profiled || !run->opts->profile)
 			ctx->rounds_done = number;
+		else
+			ctx->plain_rounds_done = number;
 	}
 	if (profiled) {
 		json_object_set_new(record, "trace", json_string(ctx->round_trace_dir));
@@ -662,11 +693,16 @@ static int run_suite(struct suite_ctx *ctx)
 		}
 	}
 	ctx->setup_done = true;
-	for (int r = 1; r <= run->opts->rounds && !ctx->error && !exec_interrupted(); r++)
-		if (run_round(ctx, r, run->opts->profile != PROFILE_NONE) == -ENOMEM)
+	/* with --profile, each profiled round has an unprofiled twin right
+	 * after it: the probe effect rests on as many plain values */
+	bool profile = run->opts->profile != PROFILE_NONE;
+	for (int r = 1; r <= run->opts->rounds && !ctx->error && !exec_interrupted(); r++) {
+		if (run_round(ctx, r, profile) == -ENOMEM)
 			err = -ENOMEM;
-	if (!ctx->error && !exec_interrupted() && run->opts->profile != PROFILE_NONE)
-		run_round(ctx, 0, false);
+		if (profile && !ctx->error && !exec_interrupted() &&
+		    run_round(ctx, r, false) == -ENOMEM)
+			err = -ENOMEM;
+	}
 	if (exec_interrupted())
 		suite_fail(ctx, "interrupted");
 	if (s->teardown)
@@ -690,24 +726,39 @@ int run_execute(struct run *run)
 			return err;
 		}
 	}
+	run->state_start = machine_state_json();
 	for (size_t i = 0; i < run->n_suites && !err && !exec_interrupted(); i++)
 		err = run_suite(&run->suites[i]);
 	time_iso8601(run->end_time, sizeof(run->end_time));
+	run->state_end = machine_state_json();
+	int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	run->busy = machine_busy(run->state_start, cores);
+	if (run->busy) {
+		progress_clear(run);
+		fprintf(stderr, "krunner: warning: %s at the start: the values may be noisy\n",
+			run->busy);
+	}
 	return err;
 }
 
 void run_free(struct run *run)
 {
+	json_decref(run->state_start);
+	json_decref(run->state_end);
 	for (size_t i = 0; i < run->n_suites; i++) {
 		struct suite_ctx *ctx = &run->suites[i];
 		for (size_t k = 0; k < ctx->n_artifacts; k++)
 			artifact_free(&ctx->artifacts[k]);
 		free(ctx->artifacts);
 		free(ctx->scratch_dir);
-		free(ctx->samples);
+		for (size_t m = 0; ctx->values && m < ctx->suite->n_metrics; m++) {
+			free(ctx->values[m].v);
+			free(ctx->plain[m].v);
+			free(ctx->current[m].v);
+		}
+		free(ctx->values);
 		free(ctx->plain);
 		free(ctx->current);
-		free(ctx->current_set);
 		free(ctx->error);
 		json_decref(ctx->notes);
 		json_decref(ctx->rounds);

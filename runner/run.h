@@ -17,6 +17,13 @@
 
 struct run;
 
+/* A growing list of a metric's values. */
+struct value_list {
+	double *v;
+	size_t n, cap;
+};
+int value_list_push(struct value_list *l, double value);
+
 struct suite_ctx {
 	const struct suite *suite;
 	struct run *run;
@@ -24,10 +31,14 @@ struct suite_ctx {
 	size_t n_artifacts;
 	char *scratch_dir;
 	json_t *notes;
-	double *samples;	/* [metric * rounds + round - 1] */
+	/* [metric]: every value of every round (a round may report a metric
+	 * several times: each measurement the program made is a value) */
+	struct value_list *values;
 	int rounds_done;
-	double *plain;		/* [metric]: the unprofiled round, with --profile */
-	bool have_plain;
+	/* [metric]: with --profile, the values of as many unprofiled rounds,
+	 * each run right after its profiled twin */
+	struct value_list *plain;
+	int plain_rounds_done;
 	json_t *rounds;		/* array: one object per round run */
 	char *error;		/* first failure; the suite then reports no metric */
 	bool setup_done;
@@ -35,8 +46,7 @@ struct suite_ctx {
 	int round_number;	/* 1..rounds, 0 for the unprofiled round */
 	bool round_profiled;
 	char round_trace_dir[PATH_MAX];
-	double *current;
-	bool *current_set;
+	struct value_list *current;	/* [metric]: this round's values */
 };
 
 struct run {
@@ -56,6 +66,8 @@ struct run {
 	char trace_root[PATH_MAX];
 	bool progress;
 	int failed_suites;
+	json_t *state_start, *state_end;	/* machine_state_json() */
+	const char *busy;			/* machine_busy(), or NULL */
 };
 
 /* Resolves suites, tools and artifacts; prints every problem and returns
@@ -69,6 +81,8 @@ void run_free(struct run *run);
 /* Registry internals (suite.c). */
 int suite_option_set(const char *name, const char *value);
 const char *suite_option_value(const struct suite *suite, const char *name);
+/* The suite options given on the command line: names and values. */
+size_t suite_options_given(const char **names, const char **values, size_t cap);
 
 /* UTC time formats. */
 void time_iso8601(char *buf, size_t len);

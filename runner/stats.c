@@ -1,8 +1,13 @@
 /*
- * stats: median and the Mann–Whitney U test used by compare. Kept apart so
- * that the test of significance can be read (and checked) on its own.
+ * stats: the figures of a metric's values (median, MAD, bootstrap interval
+ * of the median, outliers) and the Mann–Whitney U test used by compare.
+ * Kept apart so that they can be read, and checked on generated samples
+ * (tests/runner_stats.c), on their own.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +49,145 @@ double stats_max(const double *values, size_t n)
 		if (values[i] > m)
 			m = values[i];
 	return m;
+}
+
+double stats_mean(const double *values, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += values[i];
+	return sum / (double)n;
+}
+
+double stats_sd(const double *values, size_t n)
+{
+	if (n < 2)
+		return NAN;
+	double mean = stats_mean(values, n), sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += (values[i] - mean) * (values[i] - mean);
+	return sqrt(sum / (double)(n - 1));
+}
+
+/* Median of |x - center|, unscaled. */
+static double raw_mad(const double *values, size_t n, double center)
+{
+	double *dev = malloc(n * sizeof(*dev));
+	if (!dev)
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		dev[i] = fabs(values[i] - center);
+	double m = stats_median(dev, n);
+	free(dev);
+	return m;
+}
+
+double stats_mad(const double *values, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	return 1.4826 * raw_mad(values, n, stats_median(values, n));
+}
+
+size_t stats_outliers(const double *values, size_t n)
+{
+	if (n < 3)
+		return 0;
+	double median = stats_median(values, n);
+	double mad = raw_mad(values, n, median);
+	if (!(mad > 0))
+		return 0;
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++)
+		if (0.6745 * fabs(values[i] - median) / mad > 3.5)
+			count++;
+	return count;
+}
+
+/* xorshift64*: a small generator with a fixed seed (reproducible intervals). */
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t x = *state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+int stats_median_ci(const double *values, size_t n, double level, double *lo, double *hi)
+{
+	*lo = *hi = NAN;
+	if (n == 0)
+		return 0;
+	if (n == 1) {
+		*lo = *hi = values[0];
+		return 0;
+	}
+	double *medians = malloc(STATS_BOOTSTRAP * sizeof(*medians));
+	double *resample = malloc(n * sizeof(*resample));
+	if (!medians || !resample) {
+		free(medians);
+		free(resample);
+		return -ENOMEM;
+	}
+	uint64_t state = 0x9E3779B97F4A7C15ULL;
+	for (size_t b = 0; b < STATS_BOOTSTRAP; b++) {
+		for (size_t i = 0; i < n; i++)
+			resample[i] = values[next_random(&state) % n];
+		qsort(resample, n, sizeof(*resample), cmp_double);
+		medians[b] = n % 2 ? resample[n / 2]
+				   : (resample[n / 2 - 1] + resample[n / 2]) / 2;
+	}
+	qsort(medians, STATS_BOOTSTRAP, sizeof(*medians), cmp_double);
+	double tail = (1 - level) / 2;
+	size_t i_lo = (size_t)floor(tail * (STATS_BOOTSTRAP - 1));
+	size_t i_hi = (size_t)ceil((1 - tail) * (STATS_BOOTSTRAP - 1));
+	*lo = medians[i_lo];
+	*hi = medians[i_hi];
+	free(medians);
+	free(resample);
+	return 0;
+}
+
+int stats_summarize(const double *values, size_t n, struct stats_summary *s)
+{
+	*s = (struct stats_summary){ .n = n };
+	s->median = stats_median(values, n);
+	s->mad = stats_mad(values, n);
+	s->mean = stats_mean(values, n);
+	s->sd = stats_sd(values, n);
+	s->min = stats_min(values, n);
+	s->max = stats_max(values, n);
+	s->outliers = stats_outliers(values, n);
+	int err = stats_median_ci(values, n, 0.95, &s->ci_lo, &s->ci_hi);
+	if (err)
+		return err;
+	double scale = fabs(s->median);
+	s->noise = scale > 0 ? (s->ci_hi - s->ci_lo) / 2 / scale : 0;
+	s->dispersion = scale > 0 ? s->mad / scale : 0;
+	return 0;
+}
+
+double stats_slowdown(double before, double after, int higher_is_better)
+{
+	double num = higher_is_better ? before : after;
+	double den = higher_is_better ? after : before;
+	return den > 0 && num >= 0 ? num / den : NAN;
+}
+
+void stats_slowdown_text(double slowdown, char *buf, size_t len)
+{
+	if (!isfinite(slowdown) || slowdown <= 0)
+		snprintf(buf, len, "n/a");
+	else if (fabs(slowdown - 1) < 0.005)
+		snprintf(buf, len, "same");
+	else if (slowdown > 1)
+		snprintf(buf, len, "%.2fx slower", slowdown);
+	else
+		snprintf(buf, len, "%.2fx faster", 1 / slowdown);
 }
 
 struct ranked {

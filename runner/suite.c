@@ -89,3 +89,13 @@ const char *suite_option_value(const struct suite *suite, const char *name)
 			return suite->options[i].default_value;
 	return NULL;
 }
+
+size_t suite_options_given(const char **names, const char **values, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < n_option_values && n < cap; i++, n++) {
+		names[n] = option_values[i].name;
+		values[n] = option_values[i].value;
+	}
+	return n;
+}

@@ -84,6 +84,16 @@ struct suite {
 	.artifacts = (artifacts_), .n_artifacts = ARRAY_SIZE(artifacts_),     \
 	.options = (options_), .n_options = ARRAY_SIZE(options_)
 
+/*
+ * The options of a suite whose program takes its values with
+ * programs/sampler.h: values per metric and round, warm-up batches, and
+ * the least time of a batch, whose size the program calibrates first.
+ */
+#define SUITE_SAMPLER_OPTIONS                                                  \
+	{ "samples", "5", "values per metric and round, each a batch of operations" }, \
+	{ "warmups", "1", "batches discarded per metric and round, after calibrating" }, \
+	{ "min-time-ms", "100", "least duration of a batch: its size is calibrated in a first, discarded pass" }
+
 /* Registers a suite at program start (before main). */
 #define SUITE_REGISTER(s)						\
 	__attribute__((constructor)) static void register_##s(void)	\
@@ -92,6 +102,8 @@ struct suite {
 	}
 
 void suite_register(const struct suite *suite);
+/* The command of `krunner run -- CMD ARGS` (suite_command.c). */
+void suite_command_set(const char *const *argv);
 
 /* Registered suites, sorted by name. */
 size_t suite_count(void);
@@ -110,8 +122,11 @@ const char *suite_scratch_dir(struct suite_ctx *ctx);
  * key=value lines it prints become this round's metrics. 0, or -errno
  * (-ECHILD: the program failed or printed a metric twice). */
 int suite_run(struct suite_ctx *ctx, const char *const argv[]);
+/* The sampler options as arguments: --samples=, --warmups=, --min-time-ms=. */
+#define SUITE_SAMPLER_ARGS 3
+void suite_sampler_args(struct suite_ctx *ctx, char args[SUITE_SAMPLER_ARGS][48]);
 /* suite_run of the artifact PROGRAM with --hello=<the hello artifact> and
- * --iterations=<the iterations option> (programs/hello_args.h). */
+ * the sampler options (programs/hello_args.h). */
 int suite_run_hello(struct suite_ctx *ctx, const char *program);
 /* A command's output collected line by line: pass suite_text_line as
  * the line callback and a zeroed struct suite_text; free(data) after. */
@@ -125,8 +140,11 @@ int suite_metric(struct suite_ctx *ctx, const char *name, double value);
 /* Adds "key": "value" to the suite's notes in the result (a tool version,
  * a configuration detail). 0 or -errno. */
 int suite_note(struct suite_ctx *ctx, const char *key, const char *value);
-/* The current round, 1-based; 0 for the extra unprofiled round. */
+/* The current round, 1-based (with --profile, a profiled round and its
+ * unprofiled twin have the same number). */
 int suite_round_number(struct suite_ctx *ctx);
+/* With --profile: whether this is the unprofiled twin of a round. */
+bool suite_round_unprofiled(struct suite_ctx *ctx);
 /* True once krunner got SIGINT or SIGTERM: a suite waiting on something
  * of its own (a server, a build) stops it and returns -EINTR; teardown
  * follows. */

@@ -406,12 +406,12 @@ static int round_kernel_build(struct suite_ctx *ctx)
 	for (int i = 0; i < n_modes && !err; i++) {
 		char name[128], dir[PATH_MAX];
 		int round = suite_round_number(ctx);
+		const char *plain = suite_round_unprofiled(ctx) ? "-unprofiled" : "";
 		if (round == 1)
-			snprintf(name, sizeof(name), "kernel-build-%s", modes[i]);
-		else if (round == 0)
-			snprintf(name, sizeof(name), "kernel-build-%s-unprofiled", modes[i]);
+			snprintf(name, sizeof(name), "kernel-build-%s%s", modes[i], plain);
 		else
-			snprintf(name, sizeof(name), "kernel-build-%s-round-%d", modes[i], round);
+			snprintf(name, sizeof(name), "kernel-build-%s%s-round-%d", modes[i], plain,
+				 round);
 		err = suite_result_dir(ctx, name, dir, sizeof(dir));
 		if (err) {
 			fprintf(stderr, "krunner: kernel-build: cannot create %s: %s\n", dir,

@@ -825,23 +825,25 @@ static ssize_t metric_index(const char *name)
 	return -1;
 }
 
-/* "median [min–max]" of a metric over the rounds, or "" */
+/* "median [min–max]" of a metric's values, or "" */
 static void cell(struct suite_ctx *ctx, const char *name, const char *fmt, char *buf, size_t len)
 {
 	ssize_t m = metric_index(name);
-	int n = ctx->rounds_done;
 	buf[0] = '\0';
-	if (m < 0 || n < 1)
+	if (m < 0 || ctx->rounds_done < 1)
 		return;
-	const double *v = &ctx->samples[(size_t)m * (size_t)ctx->run->opts->rounds];
+	const double *v = ctx->values[m].v;
+	size_t n = ctx->values[m].n;
+	if (!n)
+		return;
 	char a[24], b[24], c[24];
-	snprintf(a, sizeof(a), fmt, stats_median(v, (size_t)n));
+	snprintf(a, sizeof(a), fmt, stats_median(v, n));
 	if (n == 1) {
 		snprintf(buf, len, "%s", a);
 		return;
 	}
-	snprintf(b, sizeof(b), fmt, stats_min(v, (size_t)n));
-	snprintf(c, sizeof(c), fmt, stats_max(v, (size_t)n));
+	snprintf(b, sizeof(b), fmt, stats_min(v, n));
+	snprintf(c, sizeof(c), fmt, stats_max(v, n));
 	snprintf(buf, len, "%s [%s–%s]", a, b, c);
 }
 

@@ -19,7 +19,7 @@ static const struct artifact_def artifacts[] = {
 };
 
 static const struct suite_option options[] = {
-	{ "iterations", "20", "runs averaged into each metric per round" },
+	SUITE_SAMPLER_OPTIONS,
 };
 
 static int round_process_lifecycle(struct suite_ctx *ctx)

@@ -25,7 +25,7 @@ static const struct artifact_def artifacts[] = {
 
 /* Shared with process-lifecycle: same name, same meaning. */
 static const struct suite_option options[] = {
-	{ "iterations", "20", "runs averaged into each metric per round" },
+	SUITE_SAMPLER_OPTIONS,
 };
 
 static int round_spawn_scratch(struct suite_ctx *ctx)

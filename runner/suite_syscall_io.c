@@ -10,7 +10,7 @@ static const struct metric_def metrics[] = {
 	{ "pipe_mbps", "MB/s", HIGHER_IS_BETTER, "1 MB through a pipe to a forked child" },
 	{ "file_write_mbps", "MB/s", HIGHER_IS_BETTER, "1 MB written to a file (page cache)" },
 	{ "file_read_mbps", "MB/s", HIGHER_IS_BETTER, "1 MB read back from the file" },
-	{ "syscall_latency_us", "us", LOWER_IS_BETTER, "mean getpid() over 1000 calls" },
+	{ "syscall_latency_us", "us", LOWER_IS_BETTER, "one getpid() round trip" },
 	{ "lock_many_files_acquire_us_per_op", "us", LOWER_IS_BETTER,
 	  "OFD write lock, 127 records on 64 files" },
 	{ "lock_many_files_conflict_us_per_op", "us", LOWER_IS_BETTER,
@@ -32,19 +32,16 @@ static const struct artifact_def artifacts[] = {
 };
 
 static const struct suite_option options[] = {
-	{ "io-repeat", "5", "measurements per round of the pipe/file/getpid metrics (median)" },
-	{ "lock-iterations", "20", "lock cycles per round (mean per operation)" },
+	SUITE_SAMPLER_OPTIONS,
 };
 
 static int round_syscall_io(struct suite_ctx *ctx)
 {
-	char repeat[64], iterations[64], dir[4200];
-	snprintf(repeat, sizeof(repeat), "--repeat=%s", suite_option(ctx, "io-repeat"));
-	snprintf(iterations, sizeof(iterations), "--lock-iterations=%s",
-		 suite_option(ctx, "lock-iterations"));
+	char sampler[SUITE_SAMPLER_ARGS][48], dir[4200];
+	suite_sampler_args(ctx, sampler);
 	snprintf(dir, sizeof(dir), "--dir=%s", suite_scratch_dir(ctx));
-	const char *argv[] = { suite_artifact_path(ctx, "syscall_io"), repeat, iterations, dir,
-			       NULL };
+	const char *argv[] = { suite_artifact_path(ctx, "syscall_io"), sampler[0], sampler[1],
+			       sampler[2], dir, NULL };
 	return suite_run(ctx, argv);
 }
 

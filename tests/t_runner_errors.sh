@@ -38,6 +38,15 @@ no_results
 expect_exit 1 "--rounds wants" "$KRUNNER" --suite=syscall-io --rounds=0 --out="$out"
 expect_exit 1 "--profile is preload or bpf" "$KRUNNER" --suite=syscall-io --profile=strace --out="$out"
 no_results
+# a suite's option given for a suite that does not run, or a bad value
+expect_exit 1 "--url-path is an option of the wordpress suite, which is not selected" \
+	"$KRUNNER" --suite=syscall-io --url-path=/x --out="$out"
+no_results
+expect_exit 1 "--samples wants a whole number, not 'many'" "$KRUNNER" --suite=syscall-io --samples=many --out="$out"
+no_results
+expect_exit 1 "--min-time-ms wants a whole number, not '-5'" "$KRUNNER" --suite=spawn-scratch --min-time-ms=-5 --out="$out"
+no_results
+expect_exit 1 "--max-threshold wants a percentage" "$KRUNNER" compare a.json b.json --max-threshold=x
 
 printf '{"format": "krunner-result", "format_version": 1, "suites": [' >truncated.json
 echo '{"hello": 1}' >foreign.json

@@ -1,17 +1,24 @@
 # krunner --profile=preload: every round leaves a trace that kanalyze reads,
-# its top syscalls are in the result, and every metric has a probe effect.
+# its top syscalls are in the result, and every metric has a probe effect
+# resting on as many unprofiled values as profiled ones (each profiled round
+# has an unprofiled twin), said in the metric's direction.
 source "$KPROF_ROOT/tests/lib.sh"
 command -v jq >/dev/null || skip "jq not installed"
 KRUNNER=$BUILD/krunner
 
 "$KRUNNER" --suite=syscall-io,process-lifecycle,spawn-scratch --rounds=2 --profile=preload \
-	--out="$PWD/results" >/dev/null || fail "krunner exited $?"
+	--min-time-ms=20 --out="$PWD/results" >/dev/null || fail "krunner exited $?"
 result=$(echo results/*.json)
 expect_eq "profile option" preload "$(jq -r .options.profile "$result")"
 for suite in syscall-io process-lifecycle spawn-scratch; do
 	sel=".suites[] | select(.name == \"$suite\")"
 	expect_eq "$suite profiled rounds" 2 "$(jq "[$sel | .round_details[] | select(.profiled)] | length" "$result")"
-	expect_eq "$suite unprofiled rounds" 1 "$(jq "[$sel | .round_details[] | select(.profiled | not)] | length" "$result")"
+	expect_eq "$suite unprofiled rounds" 2 "$(jq "[$sel | .round_details[] | select(.profiled | not)] | length" "$result")"
+	bad=$(jq -r "$sel | .metrics | to_entries[] | select(.value.n != .value.plain_n) | .key" "$result")
+	[ -z "$bad" ] || fail "$suite: fewer plain values than profiled: $bad"
+	bad=$(jq -r "$sel | .metrics | to_entries[] | select(.value.probe_effect_text
+		| test(\"^([0-9.]+x (slower|faster)|same)$\") | not) | .key" "$result")
+	[ -z "$bad" ] || fail "$suite: probe effect not said as slower/faster: $bad"
 	for trace in $(jq -r "$sel | .round_details[] | select(.profiled) | .trace" "$result"); do
 		[ -d "$trace" ] || fail "no trace directory $trace"
 		json=$("$KANALYZE" --format=json "$trace") || fail "kanalyze cannot read $trace"

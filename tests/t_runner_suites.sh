@@ -1,11 +1,13 @@
 # krunner: every micro suite, one round, produces every metric of the issue
-# (positive, finite) and a result file with artifacts and fingerprints.
+# (positive, finite; --samples values of each sampled metric, with their
+# median, interval and MAD) and a result file with artifacts, fingerprints
+# and the machine's state.
 source "$KPROF_ROOT/tests/lib.sh"
 command -v jq >/dev/null || skip "jq not installed"
 KRUNNER=$BUILD/krunner
 
 "$KRUNNER" --suite=syscall-io,process-lifecycle,spawn-scratch --rounds=1 \
-	--out="$PWD/results" >summary.txt || fail "krunner exited $?"
+	--min-time-ms=20 --samples=4 --out="$PWD/results" >summary.txt || fail "krunner exited $?"
 files=(results/*.json)
 expect_eq "result files" 1 "${#files[@]}"
 result=${files[0]}
@@ -30,7 +32,9 @@ for suite in "${!expected[@]}"; do
 	got=$(jq -r --arg s "$suite" '.suites[] | select(.name == $s) | .metrics | keys[]' "$result" | sort | tr '\n' ' ')
 	expect_eq "$suite metrics" "$want" "$got"
 	bad=$(jq -r --arg s "$suite" '.suites[] | select(.name == $s) | .metrics | to_entries[]
-		| select((.value.samples | length) != 1 or (.value.median | type) != "number"
+		| select((.value.samples | length) != .value.n or .value.n < 1
+			or .value.ci[0] > .value.median or .value.ci[1] < .value.median
+			or (.value.mad | type) != "number" or (.value.median | type) != "number"
 			or .value.median <= 0 or .value.median >= 1e300 or .value.unit == null
 			or (.value.direction | IN("higher", "lower") | not)) | .key' "$result")
 	[ -z "$bad" ] || fail "$suite: metrics not positive and finite, or without unit/direction: $bad"
@@ -46,6 +50,18 @@ done
 path=$(jq -r '.suites[] | select(.name == "syscall-io") | .artifacts[0].path' "$result")
 expect_eq "sha256 of $path" "$(sha256sum "$path" | cut -d' ' -f1)" \
 	"$(jq -r '.suites[] | select(.name == "syscall-io") | .artifacts[0].sha256' "$result")"
+# every value of a sampled metric is kept: 4 per round
+for m in pipe_mbps syscall_latency_us lock_dense_file_unlock_us_per_op; do
+	expect_eq "$m values" 4 "$(jq --arg m "$m" '.suites[] | select(.name == "syscall-io") | .metrics[$m].samples | length' "$result")"
+done
+expect_eq "spawn_ms values" 4 "$(jq '.suites[] | select(.name == "spawn-scratch") | .metrics.spawn_ms.n' "$result")"
+expect_eq "spawn_large_first_ms values (one per process)" 1 \
+	"$(jq '.suites[] | select(.name == "spawn-scratch") | .metrics.spawn_large_first_ms.n' "$result")"
+jq -e '.machine_state.start.load_average | length == 3' "$result" > /dev/null ||
+	fail "no load average in the result: $(jq -c .machine_state "$result")"
+jq -e '.machine_state.end.virtualization != null and (.suites[0].settings.options.samples == "4")' \
+	"$result" > /dev/null || fail "machine state or settings: $(jq -c '.machine_state, .suites[0].settings' "$result")"
+echo "ok: machine state and settings recorded"
 expect_eq "wire bytes" 84386 \
 	"$(jq '.suites[] | select(.name == "spawn-scratch") | .metrics.spawn_large_wire_bytes.median' "$result")"
 for key in start_time end_time host.kernel host.cpu_model host.cores host.memory_bytes tool_versions.krunner; do
