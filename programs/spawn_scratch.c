@@ -10,6 +10,11 @@
  *                           value per process: only the first is first)
  *   spawn_large_repeat_ms   the spawns with it after the first
  *   spawner_peak_rss_bytes  this process's peak resident set (ru_maxrss)
+ *   spawn_scratch_retained_bytes   user memory retained by the spawning:
+ *                           resident set (VmRSS) after every spawn less
+ *                           before the first, 0 when it did not grow
+ *   spawn_scratch_kernel_bytes     kernel memory retained for it: page
+ *                           tables (VmPTE) after less before, 0 if none
  * A sample counts only if hello exited normally with status 0; hello also
  * checks that the argv part of the blob arrived whole.
  * spawn_ms and spawn_large_repeat_ms: one line per value
@@ -151,6 +156,26 @@ static int spawn_op(void *arg, int64_t *ns)
 	return 0;
 }
 
+/* A "Vm...:  N kB" line of /proc/self/status in bytes, -1 if absent. */
+static long long status_bytes(const char *key)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long long kib = -1;
+	size_t len = strlen(key);
+	while (f && kib < 0 && fgets(line, sizeof(line), f))
+		if (strncmp(line, key, len) == 0 && line[len] == ':')
+			kib = strtoll(line + len + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return kib < 0 ? -1 : kib * 1024;
+}
+
+static long long growth(long long before, long long after)
+{
+	return after > before ? after - before : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sampler_args sa;
@@ -164,6 +189,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	long long rss0 = status_bytes("VmRSS"), pte0 = status_bytes("VmPTE");
+	if (rss0 < 0 || pte0 < 0) {
+		fprintf(stderr, "spawn_scratch: no VmRSS/VmPTE in /proc/self/status\n");
+		return 1;
+	}
 	char *small_argv[] = { "hello", NULL };
 	char *small_envp[] = { "LANG=C", "PATH=/bin", NULL };
 	struct spawn_args small = { small_argv, small_envp };
@@ -199,6 +229,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("spawner_peak_rss_bytes=%ld\n", usage.ru_maxrss * 1024L);
+	printf("spawn_scratch_retained_bytes=%lld\n", growth(rss0, status_bytes("VmRSS")));
+	printf("spawn_scratch_kernel_bytes=%lld\n", growth(pte0, status_bytes("VmPTE")));
 	posix_spawn_file_actions_destroy(&quiet_stdout);
 	return 0;
 }

@@ -391,13 +391,12 @@ int calibrate_store(const struct run *run, const char *path)
 	json_object_set_new(root, "updated", json_string(run->end_time));
 	json_object_set_new(root, "host", json_string(host_name()));
 	json_t *metrics = json_object_get(root, "metrics");
-	int rounds = run->opts->rounds;
 
 	printf("| Metric | Median | 95%% interval | Values | Noise |\n|:--|--:|--:|--:|--:|\n");
 	for (size_t i = 0; i < run->n_suites; i++) {
 		const struct suite_ctx *ctx = &run->suites[i];
 		const struct suite *s = ctx->suite;
-		if (ctx->error || ctx->rounds_done != rounds)
+		if (ctx->error || ctx->rounds_done != ctx->n_rounds)
 			continue;
 		json_t *settings = suite_settings_json(run, ctx);
 		for (size_t m = 0; m < s->n_metrics; m++) {
@@ -430,8 +429,8 @@ int calibrate_store(const struct run *run, const char *path)
 		json_decref(settings);
 	}
 	printf("\nNoise = half the width of the median's 95%% bootstrap interval, relative\n"
-	       "to the median, over every value of %d A/A rounds. compare uses a noise\n"
-	       "file only for the host and the suite settings it was measured with.\n", rounds);
+	       "to the median, over every value of the A/A rounds. compare uses a noise\n"
+	       "file only for the host and the suite settings it was measured with.\n");
 	err = json_write_atomic(path, root);
 	if (!err)
 		fprintf(stderr, "krunner: noise written to %s\n", path);

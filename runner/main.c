@@ -43,7 +43,6 @@ static void print_summary(const struct run *run)
 {
 	char a[32], b[32], c[32], d[32];
 	size_t outliers = 0;
-	int rounds = run->opts->rounds;
 	for (size_t i = 0; i < run->n_suites; i++) {
 		const struct suite_ctx *ctx = &run->suites[i];
 		const struct suite *s = ctx->suite;
@@ -51,6 +50,7 @@ static void print_summary(const struct run *run)
 			printf("%s: FAILED: %s\n", s->name, ctx->error);
 			continue;
 		}
+		int rounds = ctx->n_rounds;
 		printf("%s (%d round%s): median [95%% interval], values; mean ± σ; min … max\n",
 		       s->name, rounds, rounds == 1 ? "" : "s");
 		for (size_t m = 0; m < s->n_metrics; m++) {

@@ -64,15 +64,17 @@ static const char usage_head[] =
 "Run kprof's benchmark suites the same way every time, write a JSON result\n"
 "(every value, medians with intervals, host and its load, git head, tool\n"
 "versions, SHA-256 of every program and input) and compare two results\n"
-"honestly. Suites with sampled metrics take --samples=N (5), --warmups=N (1)\n"
-"and --min-time-ms=N (100): values per round, discarded batches, the least\n"
+"honestly. Suites with sampled metrics take --samples=N (3), --warmups=N (1)\n"
+"and --min-time-ms=N (50): values per round, discarded batches, the least\n"
 "duration of a batch (its size calibrated first).\n"
 "\n"
 "Run options:\n"
 "  -s, --suite=LIST        suites to run, comma-separated (see --list)\n"
-"  -r, --rounds=N          rounds per suite, each a fresh process (default 3;\n"
-"                          calibrate: 10); every value of every round is\n"
-"                          kept, the median reported with its 95% interval\n"
+"  -r, --rounds=N          rounds per suite, each a fresh process (default:\n"
+"                          10 for syscall-io, process-lifecycle and\n"
+"                          spawn-scratch, 3 for the others; calibrate: 10);\n"
+"                          every value of every round is kept, the median\n"
+"                          reported with its 95% interval\n"
 "      --profile=MODE      run every round under a profiler: preload\n"
 "                          (libkprof.so) or bpf (kbpf-trace, needs root);\n"
 "                          records each round's trace and its top syscalls;\n"
@@ -320,7 +322,7 @@ int options_parse(int argc, char **argv, struct options *opts)
 
 	memset(opts, 0, sizeof(*opts));
 	opts->command = COMMAND_RUN;
-	opts->rounds = 3;
+	opts->rounds = 0; /* each suite's default */
 	opts->alpha = 0.05;
 	opts->threshold = 0.05;
 	opts->max_threshold = 0.20;

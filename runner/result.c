@@ -111,7 +111,7 @@ json_t *suite_settings_json(const struct run *run, const struct suite_ctx *ctx)
 {
 	const struct options *opts = run->opts;
 	json_t *j = json_object();
-	json_object_set_new(j, "rounds", json_integer(opts->rounds));
+	json_object_set_new(j, "rounds", json_integer(ctx->n_rounds));
 	json_object_set_new(j, "options", options_json(ctx->suite));
 	json_object_set_new(j, "profile",
 			    opts->profile == PROFILE_PRELOAD ? json_string("preload") :
@@ -123,7 +123,7 @@ json_t *suite_settings_json(const struct run *run, const struct suite_ctx *ctx)
 static json_t *suite_json(const struct run *run, const struct suite_ctx *ctx)
 {
 	const struct suite *s = ctx->suite;
-	int rounds = run->opts->rounds;
+	int rounds = ctx->n_rounds;
 	json_t *j = json_object();
 	json_object_set_new(j, "name", json_string(s->name));
 	json_object_set_new(j, "description", json_string(s->description));
@@ -176,7 +176,7 @@ json_t *result_build(const struct run *run)
 	json_object_set_new(root, "command", command);
 
 	json_t *o = json_object();
-	json_object_set_new(o, "rounds", json_integer(opts->rounds));
+	json_object_set_new(o, "rounds", opts->rounds ? json_integer(opts->rounds) : json_null());
 	json_object_set_new(o, "profile",
 			    opts->profile == PROFILE_PRELOAD ? json_string("preload") :
 			    opts->profile == PROFILE_BPF ? json_string("bpf") : json_null());

@@ -59,7 +59,7 @@ static void progress_show(const struct suite_ctx *ctx, const char *metric, doubl
 	if (!run->progress)
 		return;
 	char round[48];
-	snprintf(round, sizeof(round), "round %d/%d%s", ctx->round_number, run->opts->rounds,
+	snprintf(round, sizeof(round), "round %d/%d%s", ctx->round_number, ctx->n_rounds,
 		 ctx->round_profiled ? " (profiled)"
 		 : run->opts->profile != PROFILE_NONE ? " (unprofiled)" : "");
 	if (metric)
@@ -443,6 +443,8 @@ static int prepare_suite(struct run *run, struct suite_ctx *ctx, int *problems)
 {
 	const struct suite *s = ctx->suite;
 	ctx->run = run;
+	ctx->n_rounds = run->opts->rounds ? run->opts->rounds
+			: s->default_rounds ? s->default_rounds : DEFAULT_ROUNDS;
 	ctx->notes = json_object();
 	ctx->rounds = json_array();
 	ctx->values = calloc(s->n_metrics + 1, sizeof(*ctx->values));
@@ -696,7 +698,7 @@ static int run_suite(struct suite_ctx *ctx)
 	/* with --profile, each profiled round has an unprofiled twin right
 	 * after it: the probe effect rests on as many plain values */
 	bool profile = run->opts->profile != PROFILE_NONE;
-	for (int r = 1; r <= run->opts->rounds && !ctx->error && !exec_interrupted(); r++) {
+	for (int r = 1; r <= ctx->n_rounds && !ctx->error && !exec_interrupted(); r++) {
 		if (run_round(ctx, r, profile) == -ENOMEM)
 			err = -ENOMEM;
 		if (profile && !ctx->error && !exec_interrupted() &&

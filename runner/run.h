@@ -17,6 +17,9 @@
 
 struct run;
 
+/* Rounds of a suite that declares no default, without --rounds. */
+#define DEFAULT_ROUNDS 3
+
 /* A growing list of a metric's values. */
 struct value_list {
 	double *v;
@@ -34,6 +37,7 @@ struct suite_ctx {
 	/* [metric]: every value of every round (a round may report a metric
 	 * several times: each measurement the program made is a value) */
 	struct value_list *values;
+	int n_rounds;		/* --rounds, else the suite's default */
 	int rounds_done;
 	/* [metric]: with --profile, the values of as many unprofiled rounds,
 	 * each run right after its profiled twin */

@@ -175,6 +175,8 @@ double stats_slowdown(double before, double after, int higher_is_better)
 {
 	double num = higher_is_better ? before : after;
 	double den = higher_is_better ? after : before;
+	if (num == 0 && den == 0)
+		return 1; /* nothing either way: the same */
 	return den > 0 && num >= 0 ? num / den : NAN;
 }
 

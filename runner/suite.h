@@ -67,6 +67,8 @@ struct suite {
 	size_t n_artifacts;
 	const struct suite_option *options;
 	size_t n_options;
+	/* Rounds (fresh processes) without --rounds; 0: krunner's 3. */
+	int default_rounds;
 	/* Optional: once before the first round (scratch directories, servers,
 	 * tool versions via suite_note()). 0 or -errno. */
 	int (*setup)(struct suite_ctx *ctx);
@@ -90,9 +92,12 @@ struct suite {
  * the least time of a batch, whose size the program calibrates first.
  */
 #define SUITE_SAMPLER_OPTIONS                                                  \
-	{ "samples", "5", "values per metric and round, each a batch of operations" }, \
+	{ "samples", "3", "values per metric and round, each a batch of operations" }, \
 	{ "warmups", "1", "batches discarded per metric and round, after calibrating" }, \
-	{ "min-time-ms", "100", "least duration of a batch: its size is calibrated in a first, discarded pass" }
+	{ "min-time-ms", "50", "least duration of a batch: its size is calibrated in a first, discarded pass" }
+/* Their rounds: values from many fresh processes weigh more than many
+ * from one (a process's luck is shared by its values). */
+#define SUITE_SAMPLER_ROUNDS 10
 
 /* Registers a suite at program start (before main). */
 #define SUITE_REGISTER(s)						\

@@ -31,6 +31,7 @@ static const struct suite process_lifecycle = {
 	.name = "process-lifecycle",
 	.description = "process start (fork+exec), fork, exec, thread create+join",
 	SUITE_TABLES(metrics, artifacts, options),
+	.default_rounds = SUITE_SAMPLER_ROUNDS,
 	.round = round_process_lifecycle,
 };
 

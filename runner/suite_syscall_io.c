@@ -49,6 +49,7 @@ static const struct suite syscall_io = {
 	.name = "syscall-io",
 	.description = "pipe and file throughput, getpid latency, OFD record locks",
 	SUITE_TABLES(metrics, artifacts, options),
+	.default_rounds = SUITE_SAMPLER_ROUNDS,
 	.round = round_syscall_io,
 };
 
