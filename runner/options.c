@@ -34,6 +34,7 @@ enum {
 	OPT_ALPHA,
 	OPT_THRESHOLD,
 	OPT_MAX_THRESHOLD,
+	OPT_WARMUP_ROUNDS,
 };
 
 static const struct option base_options[] = {
@@ -51,6 +52,7 @@ static const struct option base_options[] = {
 	{ "alpha", required_argument, NULL, OPT_ALPHA },
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 	{ "max-threshold", required_argument, NULL, OPT_MAX_THRESHOLD },
+	{ "warmup-rounds", required_argument, NULL, OPT_WARMUP_ROUNDS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 };
@@ -75,6 +77,8 @@ static const char usage_head[] =
 "                          spawn-scratch, 3 for the others; calibrate: 10);\n"
 "                          every value of every round is kept, the median\n"
 "                          reported with its 95% interval\n"
+"      --warmup-rounds=N   rounds run and discarded first (default: 1 for\n"
+"                          the application suites, 0 for the others)\n"
 "      --profile=MODE      run every round under a profiler: preload\n"
 "                          (libkprof.so) or bpf (kbpf-trace, needs root);\n"
 "                          records each round's trace and its top syscalls;\n"
@@ -120,9 +124,9 @@ static const char usage_tail[] =
 "noise calibrated on this host with the same suite settings) and is\n"
 "significant: a two-sided Mann-Whitney U test over all values gives p <= alpha.\n"
 "Results whose programs or inputs differ (SHA-256) are flagged not comparable.\n"
-"calibrate runs A/A rounds and stores each metric's noise (half the width of\n"
-"the median's 95% interval, relative), with the host and suite settings, in\n"
-"noise.json.\n"
+"calibrate runs A/A rounds and stores each metric's noise (the larger of half\n"
+"the median's 95% interval and the MAD of the rounds' medians, relative), with\n"
+"the host and suite settings, in noise.json.\n"
 "\n"
 "Exit status:\n"
 "  0  success\n"
@@ -323,6 +327,7 @@ int options_parse(int argc, char **argv, struct options *opts)
 	memset(opts, 0, sizeof(*opts));
 	opts->command = COMMAND_RUN;
 	opts->rounds = 0; /* each suite's default */
+	opts->warmup_rounds = -1;
 	opts->alpha = 0.05;
 	opts->threshold = 0.05;
 	opts->max_threshold = 0.20;
@@ -367,6 +372,16 @@ int options_parse(int argc, char **argv, struct options *opts)
 			}
 			opts->rounds = (int)rounds;
 			rounds_given = true;
+			break;
+		}
+		case OPT_WARMUP_ROUNDS: {
+			double w;
+			if (parse_double(optarg, 0, 100, &w) || w != (int)w) {
+				usage_error("--warmup-rounds wants a whole number from 0 to 100, not '%s'",
+					    optarg);
+				return -EINVAL;
+			}
+			opts->warmup_rounds = (int)w;
 			break;
 		}
 		case OPT_LIST:

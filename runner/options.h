@@ -20,7 +20,8 @@ struct options {
 	enum command command;
 	char **suite_names;
 	size_t n_suites;
-	int rounds;
+	int rounds;			/* 0: each suite's default */
+	int warmup_rounds;		/* -1: each suite's default */
 	enum profile_mode profile;
 	const char *launcher;
 	bool json;

@@ -69,7 +69,7 @@ static int put_summary(json_t *metric, const char *prefix, const struct value_li
  * the metric worse, whichever way is better for it).
  */
 static json_t *metric_json(const struct metric_def *def, const struct value_list *values,
-			   const struct value_list *plain)
+			   const struct value_list *round_medians, const struct value_list *plain)
 {
 	json_t *metric = json_object();
 	struct stats_summary sum, plain_sum;
@@ -79,6 +79,9 @@ static json_t *metric_json(const struct metric_def *def, const struct value_list
 	json_object_set_new(metric, "description", json_string(def->description));
 	if (put_summary(metric, "", values, &sum))
 		goto nomem;
+	/* the same figure over the rounds' medians: one per process */
+	json_object_set_new(metric, "round_noise",
+			    json_real(stats_noise(round_medians->v, round_medians->n)));
 	if (plain) {
 		if (put_summary(metric, "plain_", plain, &plain_sum))
 			goto nomem;
@@ -146,6 +149,7 @@ static json_t *suite_json(const struct run *run, const struct suite_ctx *ctx)
 	if (!ctx->error && ctx->rounds_done == rounds) {
 		for (size_t m = 0; m < s->n_metrics; m++) {
 			json_t *metric = metric_json(&s->metrics[m], &ctx->values[m],
+						     &ctx->round_medians[m],
 						     ctx->plain_rounds_done == rounds ? &ctx->plain[m]
 										      : NULL);
 			if (!metric) {

@@ -19,6 +19,7 @@
 #include "exec.h"
 #include "host.h"
 #include "run.h"
+#include "stats.h"
 
 #define VERSION_TIMEOUT_MS 5000
 #define KANALYZE_TIMEOUT_MS 120000
@@ -59,6 +60,9 @@ static void progress_show(const struct suite_ctx *ctx, const char *metric, doubl
 	if (!run->progress)
 		return;
 	char round[48];
+	if (ctx->round_number == 0)
+		snprintf(round, sizeof(round), "warm-up round");
+	else
 	snprintf(round, sizeof(round), "round %d/%d%s", ctx->round_number, ctx->n_rounds,
 		 ctx->round_profiled ? " (profiled)"
 		 : run->opts->profile != PROFILE_NONE ? " (unprofiled)" : "");
@@ -445,14 +449,17 @@ static int prepare_suite(struct run *run, struct suite_ctx *ctx, int *problems)
 	ctx->run = run;
 	ctx->n_rounds = run->opts->rounds ? run->opts->rounds
 			: s->default_rounds ? s->default_rounds : DEFAULT_ROUNDS;
+	ctx->warmup_rounds = run->opts->warmup_rounds >= 0 ? run->opts->warmup_rounds
+							    : s->warmup_rounds;
 	ctx->notes = json_object();
 	ctx->rounds = json_array();
 	ctx->values = calloc(s->n_metrics + 1, sizeof(*ctx->values));
 	ctx->plain = calloc(s->n_metrics + 1, sizeof(*ctx->plain));
 	ctx->current = calloc(s->n_metrics + 1, sizeof(*ctx->current));
+	ctx->round_medians = calloc(s->n_metrics + 1, sizeof(*ctx->round_medians));
 	ctx->artifacts = calloc(s->n_artifacts + 1, sizeof(*ctx->artifacts));
 	if (!ctx->notes || !ctx->rounds || !ctx->values || !ctx->plain || !ctx->current ||
-	    !ctx->artifacts)
+	    !ctx->round_medians || !ctx->artifacts)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_artifacts; i++) {
 		char why[PATH_MAX + 128], hint[PATH_MAX];
@@ -643,21 +650,27 @@ static int run_round(struct suite_ctx *ctx, int number, bool profiled)
 	json_object_set_new(record, "ok", json_boolean(!err));
 	if (!err) {
 		json_t *values = json_object();
+		bool plain = !profiled && run->opts->profile;
 		for (size_t m = 0; m < s->n_metrics && !err; m++) {
 			const struct value_list *cur = &ctx->current[m];
 			json_t *v = cur->n == 1 ? json_real(cur->v[0]) : json_array();
 			for (size_t i = 0; cur->n > 1 && i < cur->n; i++)
 				json_array_append_new(v, json_real(cur->v[i]));
 			json_object_set_new(values, s->metrics[m].name, v);
-			err = value_list_append(profiled || !run->opts->profile ? &ctx->values[m]
-										 : &ctx->plain[m],
-						cur);
+			if (number == 0) /* a warm-up round: seen, not kept */
+				continue;
+			err = value_list_append(plain ? &ctx->plain[m] : &ctx->values[m], cur);
+			if (!err && !plain)
+				err = value_list_push(&ctx->round_medians[m],
+						      stats_median(cur->v, cur->n));
 		}
 		json_object_set_new(record, "values", values);
-		if (profiled || !run->opts->profile)
-			ctx->rounds_done = number;
-		else
+		if (number == 0)
+			json_object_set_new(record, "warmup", json_true());
+		else if (plain)
 			ctx->plain_rounds_done = number;
+		else
+			ctx->rounds_done = number;
 	}
 	if (profiled) {
 		json_object_set_new(record, "trace", json_string(ctx->round_trace_dir));
@@ -698,6 +711,9 @@ static int run_suite(struct suite_ctx *ctx)
 	/* with --profile, each profiled round has an unprofiled twin right
 	 * after it: the probe effect rests on as many plain values */
 	bool profile = run->opts->profile != PROFILE_NONE;
+	for (int w = 0; w < ctx->warmup_rounds && !ctx->error && !exec_interrupted(); w++)
+		if (run_round(ctx, 0, false) == -ENOMEM)
+			err = -ENOMEM;
 	for (int r = 1; r <= ctx->n_rounds && !ctx->error && !exec_interrupted(); r++) {
 		if (run_round(ctx, r, profile) == -ENOMEM)
 			err = -ENOMEM;
@@ -757,7 +773,9 @@ void run_free(struct run *run)
 			free(ctx->values[m].v);
 			free(ctx->plain[m].v);
 			free(ctx->current[m].v);
+			free(ctx->round_medians[m].v);
 		}
+		free(ctx->round_medians);
 		free(ctx->values);
 		free(ctx->plain);
 		free(ctx->current);

@@ -51,6 +51,10 @@ struct suite_ctx {
 	bool round_profiled;
 	char round_trace_dir[PATH_MAX];
 	struct value_list *current;	/* [metric]: this round's values */
+	/* [metric]: the median of each round's values (calibrate: how much
+	 * a process's figure moves from one process to the next) */
+	struct value_list *round_medians;
+	int warmup_rounds;	/* discarded rounds before the first */
 };
 
 struct run {

@@ -171,6 +171,14 @@ int stats_summarize(const double *values, size_t n, struct stats_summary *s)
 	return 0;
 }
 
+double stats_noise(const double *values, size_t n)
+{
+	double lo, hi, median = fabs(stats_median(values, n));
+	if (n < 2 || !(median > 0) || stats_median_ci(values, n, 0.95, &lo, &hi))
+		return 0;
+	return (hi - lo) / 2 / median;
+}
+
 double stats_slowdown(double before, double after, int higher_is_better)
 {
 	double num = higher_is_better ? before : after;

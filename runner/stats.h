@@ -44,6 +44,9 @@ struct stats_summary {
 	size_t outliers;
 };
 int stats_summarize(const double *values, size_t n, struct stats_summary *s);
+/* Half the width of the median's 95% interval over the median (0 when the
+ * median is 0, or with fewer than 2 values). */
+double stats_noise(const double *values, size_t n);
 
 /* How many times slower `after` is than `before` (below 1: faster), for a
  * metric where higher or lower is better; NAN when it cannot be told. */

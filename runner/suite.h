@@ -69,6 +69,9 @@ struct suite {
 	size_t n_options;
 	/* Rounds (fresh processes) without --rounds; 0: krunner's 3. */
 	int default_rounds;
+	/* Rounds run and discarded before the first, without --warmup-rounds
+	 * (an application's caches, a server's first requests). */
+	int warmup_rounds;
 	/* Optional: once before the first round (scratch directories, servers,
 	 * tool versions via suite_note()). 0 or -errno. */
 	int (*setup)(struct suite_ctx *ctx);

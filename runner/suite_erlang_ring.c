@@ -81,6 +81,7 @@ static const struct suite erlang_ring = {
 	.name = "erlang-ring",
 	.description = "Erlang/OTP: a token around a ring of 1000 processes, 100 laps",
 	SUITE_TABLES(metrics, artifacts, options),
+	.warmup_rounds = 1,
 	.setup = setup_erlang_ring,
 	.round = round_erlang_ring,
 };

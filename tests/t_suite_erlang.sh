@@ -24,3 +24,9 @@ jq -e '.suites[0].metrics | (100000 / (.total_ms.median / 1000)) / .messages_per
 	| . > 0.99 and . < 1.01' "$result" >/dev/null || fail "messages_per_sec does not match 100000 messages in total_ms"
 echo "ok: messages_per_sec = 100000 / total_ms"
 expect_eq "OTP release noted" true "$(jq '.suites[0].notes.otp_release != null' "$result")"
+# an application suite's warm-up round: run, shown, not kept
+expect_eq "rounds run (a warm-up, then 1)" 2 "$(jq '.suites[0].round_details | length' "$result")"
+expect_eq "the warm-up round" true "$(jq '.suites[0].round_details[0].warmup' "$result")"
+expect_eq "values kept" 1 "$(jq '.suites[0].metrics.total_ms.n' "$result")"
+"$KRUNNER" --suite=erlang-ring --rounds=1 --warmup-rounds=0 --out="$PWD/none" >/dev/null || fail "krunner exited $?"
+expect_eq "--warmup-rounds=0: rounds run" 1 "$(jq '.suites[0].round_details | length' none/*.json)"
