@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gnu/libc-version.h>
 #include <limits.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -71,6 +72,7 @@ json_t *host_json(void)
 	json_object_set_new(host, "cpu_model", model ? json_string(model) : json_null());
 	free(model);
 	json_object_set_new(host, "cores", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+	json_object_set_new(host, "glibc", json_string(gnu_get_libc_version()));
 	long long mem = memory_bytes();
 	json_object_set_new(host, "memory_bytes", mem > 0 ? json_integer(mem) : json_null());
 	return host;

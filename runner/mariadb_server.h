@@ -18,10 +18,10 @@
 #include "suite.h"
 
 #define MARIADB_ARTIFACTS						\
-	{ ARTIFACT_TOOL, "mariadbd", "apt-get install mariadb-server" },	\
-	{ ARTIFACT_TOOL, "mariadb-install-db", "apt-get install mariadb-server" }, \
-	{ ARTIFACT_TOOL, "mariadb", "apt-get install mariadb-client" },	\
-	{ ARTIFACT_TOOL, "mariadb-admin", "apt-get install mariadb-client" }
+	{ ARTIFACT_TOOL, "mariadbd", "apt-get install mariadb-server", false }, \
+	{ ARTIFACT_TOOL, "mariadb-install-db", "apt-get install mariadb-server", true }, \
+	{ ARTIFACT_TOOL, "mariadb", "apt-get install mariadb-client", false }, \
+	{ ARTIFACT_TOOL, "mariadb-admin", "apt-get install mariadb-client", false }
 
 struct mariadb_server {
 	char dir[PATH_MAX - 64];	/* the mkdtemp directory: everything below */

@@ -143,6 +143,7 @@ static json_t *suite_json(const struct run *run, const struct suite_ctx *ctx)
 	json_object_set_new(j, "options", options_json(s));
 	json_object_set_new(j, "settings", suite_settings_json(run, ctx));
 	json_object_set(j, "notes", ctx->notes);
+	json_object_set(j, "tool_versions", ctx->tool_versions);
 
 	/* No metric from a suite that did not complete every round. */
 	json_t *metrics = json_object();

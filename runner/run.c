@@ -452,13 +452,14 @@ static int prepare_suite(struct run *run, struct suite_ctx *ctx, int *problems)
 	ctx->warmup_rounds = run->opts->warmup_rounds >= 0 ? run->opts->warmup_rounds
 							    : s->warmup_rounds;
 	ctx->notes = json_object();
+	ctx->tool_versions = json_object();
 	ctx->rounds = json_array();
 	ctx->values = calloc(s->n_metrics + 1, sizeof(*ctx->values));
 	ctx->plain = calloc(s->n_metrics + 1, sizeof(*ctx->plain));
 	ctx->current = calloc(s->n_metrics + 1, sizeof(*ctx->current));
 	ctx->round_medians = calloc(s->n_metrics + 1, sizeof(*ctx->round_medians));
 	ctx->artifacts = calloc(s->n_artifacts + 1, sizeof(*ctx->artifacts));
-	if (!ctx->notes || !ctx->rounds || !ctx->values || !ctx->plain || !ctx->current ||
+	if (!ctx->notes || !ctx->tool_versions || !ctx->rounds || !ctx->values || !ctx->plain || !ctx->current ||
 	    !ctx->round_medians || !ctx->artifacts)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_artifacts; i++) {
@@ -472,6 +473,12 @@ static int prepare_suite(struct run *run, struct suite_ctx *ctx, int *problems)
 				artifact_install_hint(&s->artifacts[i], hint, sizeof(hint)));
 			(*problems)++;
 			continue;
+		}
+		if (s->artifacts[i].kind == ARTIFACT_TOOL && !s->artifacts[i].no_version) {
+			char *version = tool_version(ctx->artifacts[ctx->n_artifacts].path);
+			json_object_set_new(ctx->tool_versions, s->artifacts[i].name,
+					    version ? json_string(version) : json_null());
+			free(version);
 		}
 		ctx->n_artifacts++;
 	}
@@ -781,6 +788,7 @@ void run_free(struct run *run)
 		free(ctx->current);
 		free(ctx->error);
 		json_decref(ctx->notes);
+		json_decref(ctx->tool_versions);
 		json_decref(ctx->rounds);
 	}
 	free(run->suites);

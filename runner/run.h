@@ -34,6 +34,7 @@ struct suite_ctx {
 	size_t n_artifacts;
 	char *scratch_dir;
 	json_t *notes;
+	json_t *tool_versions;	/* each tool artifact's `--version`, first line */
 	/* [metric]: every value of every round (a round may report a metric
 	 * several times: each measurement the program made is a value) */
 	struct value_list *values;

@@ -46,6 +46,9 @@ struct artifact_def {
 	 * means "make build/programs/NAME". For a tool, name the Debian
 	 * package: "apt-get install erlang-base". */
 	const char *install;
+	/* A tool whose `--version` must not be asked (it would run something:
+	 * erl starts a shell, a user's command is the benchmark itself). */
+	bool no_version;
 };
 
 struct suite_option {

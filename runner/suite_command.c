@@ -24,7 +24,7 @@ static const struct metric_def metrics[] = {
 
 /* The command's executable, set from the command line (suite_command_set). */
 static struct artifact_def artifacts[] = {
-	{ ARTIFACT_TOOL, "", "a command on PATH, or a path to one" },
+	{ ARTIFACT_TOOL, "", "a command on PATH, or a path to one", true },
 };
 
 static const struct suite_option options[] = {

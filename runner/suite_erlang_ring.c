@@ -18,9 +18,9 @@ static const struct metric_def metrics[] = {
 };
 
 static const struct artifact_def artifacts[] = {
-	{ ARTIFACT_INPUT, "programs/erlang/ring.erl", "the kprof source tree (programs/erlang/ring.erl)" },
-	{ ARTIFACT_TOOL, "erl", "apt-get install erlang-base" },
-	{ ARTIFACT_TOOL, "erlc", "apt-get install erlang-dev" },
+	{ ARTIFACT_INPUT, "programs/erlang/ring.erl", "the kprof source tree (programs/erlang/ring.erl)", false },
+	{ ARTIFACT_TOOL, "erl", "apt-get install erlang-base", true },
+	{ ARTIFACT_TOOL, "erlc", "apt-get install erlang-dev", true },
 };
 
 static const struct suite_option options[] = {

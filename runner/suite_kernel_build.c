@@ -44,14 +44,14 @@ static const struct metric_def metrics[] = {
 };
 
 static const struct artifact_def artifacts[] = {
-	{ ARTIFACT_TOOL, "make", "apt-get install make" },
-	{ ARTIFACT_TOOL, "gcc", "apt-get install gcc" },
-	{ ARTIFACT_TOOL, "tar", "apt-get install tar" },
-	{ ARTIFACT_TOOL, "xz", "apt-get install xz-utils" },
-	{ ARTIFACT_TOOL, "cp", "apt-get install coreutils" },
-	{ ARTIFACT_TOOL, "bc", "apt-get install bc" },
-	{ ARTIFACT_TOOL, "flex", "apt-get install flex" },
-	{ ARTIFACT_TOOL, "bison", "apt-get install bison" },
+	{ ARTIFACT_TOOL, "make", "apt-get install make", false },
+	{ ARTIFACT_TOOL, "gcc", "apt-get install gcc", false },
+	{ ARTIFACT_TOOL, "tar", "apt-get install tar", false },
+	{ ARTIFACT_TOOL, "xz", "apt-get install xz-utils", false },
+	{ ARTIFACT_TOOL, "cp", "apt-get install coreutils", false },
+	{ ARTIFACT_TOOL, "bc", "apt-get install bc", false },
+	{ ARTIFACT_TOOL, "flex", "apt-get install flex", false },
+	{ ARTIFACT_TOOL, "bison", "apt-get install bison", false },
 };
 
 static const struct suite_option options[] = {

@@ -137,16 +137,16 @@ static const struct metric_def metrics[] = {
 };
 
 static const struct artifact_def artifacts[] = {
-	{ ARTIFACT_PROGRAM, "overhead", NULL },
-	{ ARTIFACT_INPUT, "programs/overhead_node.js", NULL },
-	{ ARTIFACT_INPUT, "programs/overhead.bt", NULL },
-	{ ARTIFACT_TOOL, "node", "apt-get install nodejs" },
-	{ ARTIFACT_TOOL, "env", "apt-get install coreutils" },
-	{ ARTIFACT_TOOL, "strace", "apt-get install strace" },
-	{ ARTIFACT_TOOL, "perf", "apt-get install linux-perf" },
-	{ ARTIFACT_TOOL, "bpftrace", "apt-get install bpftrace" },
-	{ ARTIFACT_TOOL, "gzip", "apt-get install gzip" },
-	{ ARTIFACT_TOOL, "sh", "apt-get install dash" },
+	{ ARTIFACT_PROGRAM, "overhead", NULL, false },
+	{ ARTIFACT_INPUT, "programs/overhead_node.js", NULL, false },
+	{ ARTIFACT_INPUT, "programs/overhead.bt", NULL, false },
+	{ ARTIFACT_TOOL, "node", "apt-get install nodejs", false },
+	{ ARTIFACT_TOOL, "env", "apt-get install coreutils", false },
+	{ ARTIFACT_TOOL, "strace", "apt-get install strace", false },
+	{ ARTIFACT_TOOL, "perf", "apt-get install linux-perf", false },
+	{ ARTIFACT_TOOL, "bpftrace", "apt-get install bpftrace", false },
+	{ ARTIFACT_TOOL, "gzip", "apt-get install gzip", false },
+	{ ARTIFACT_TOOL, "sh", "apt-get install dash", false },
 };
 
 static const struct suite_option options[] = {

@@ -14,8 +14,8 @@ static const struct metric_def metrics[] = {
 };
 
 static const struct artifact_def artifacts[] = {
-	{ ARTIFACT_PROGRAM, "process_lifecycle", NULL },
-	{ ARTIFACT_PROGRAM, "hello", NULL },
+	{ ARTIFACT_PROGRAM, "process_lifecycle", NULL, false },
+	{ ARTIFACT_PROGRAM, "hello", NULL, false },
 };
 
 static const struct suite_option options[] = {

@@ -24,8 +24,8 @@ static const struct metric_def metrics[] = {
 };
 
 static const struct artifact_def artifacts[] = {
-	{ ARTIFACT_PROGRAM, "spawn_scratch", NULL },
-	{ ARTIFACT_PROGRAM, "hello", NULL },
+	{ ARTIFACT_PROGRAM, "spawn_scratch", NULL, false },
+	{ ARTIFACT_PROGRAM, "hello", NULL, false },
 };
 
 /* Shared with process-lifecycle: same name, same meaning. */

@@ -28,7 +28,7 @@ static const struct metric_def metrics[] = {
 };
 
 static const struct artifact_def artifacts[] = {
-	{ ARTIFACT_PROGRAM, "syscall_io", NULL },
+	{ ARTIFACT_PROGRAM, "syscall_io", NULL, false },
 };
 
 static const struct suite_option options[] = {

@@ -43,14 +43,14 @@ static const struct metric_def metrics[] = {
 };
 
 static const struct artifact_def artifacts[] = {
-	{ ARTIFACT_TOOL, "php", "apt-get install php-cli php-mysql php-opcache" },
-	{ ARTIFACT_TOOL, "cp", "apt-get install coreutils" },
-	{ ARTIFACT_INPUT, WORDPRESS_DIR "/wp-load.php", "apt-get install wordpress" },
-	{ ARTIFACT_INPUT, WORDPRESS_DIR "/wp-includes/version.php", "apt-get install wordpress" },
+	{ ARTIFACT_TOOL, "php", "apt-get install php-cli php-mysql php-opcache", false },
+	{ ARTIFACT_TOOL, "cp", "apt-get install coreutils", false },
+	{ ARTIFACT_INPUT, WORDPRESS_DIR "/wp-load.php", "apt-get install wordpress", false },
+	{ ARTIFACT_INPUT, WORDPRESS_DIR "/wp-includes/version.php", "apt-get install wordpress", false },
 	{ ARTIFACT_INPUT, WORDPRESS_DIR "/wp-content/themes/twentytwentythree/style.css",
-	  "apt-get install wordpress-theme-twentytwentythree" },
-	{ ARTIFACT_INPUT, "programs/wordpress/router.php", "the kprof source tree" },
-	{ ARTIFACT_INPUT, "programs/wordpress/install.php", "the kprof source tree" },
+	  "apt-get install wordpress-theme-twentytwentythree", false },
+	{ ARTIFACT_INPUT, "programs/wordpress/router.php", "the kprof source tree", false },
+	{ ARTIFACT_INPUT, "programs/wordpress/install.php", "the kprof source tree", false },
 	MARIADB_ARTIFACTS,
 };
 

@@ -27,6 +27,10 @@ for suite in mariadb-aria mariadb-innodb; do
 		echo "ok: $suite: $metric = $v"
 	done
 done
+# the tools' versions as they print them
+jq -e '.suites[0].tool_versions.mariadbd | test("mariadbd +Ver [0-9]")' "$result" >/dev/null ||
+	fail "mariadbd version: $(jq -c '.suites[0].tool_versions' "$result")"
+expect_eq "glibc of the host" "$(ldd --version | sed -n '1s/.* //p')" "$(jq -r .host.glibc "$result")"
 expect_eq "aria engine" Aria "$(jq -r '.suites[] | select(.name == "mariadb-aria") | .notes.engine' "$result")"
 expect_eq "innodb engine" InnoDB "$(jq -r '.suites[] | select(.name == "mariadb-innodb") | .notes.engine' "$result")"
 no_leftovers "after a run"
