@@ -158,6 +158,23 @@ int suite_result_dir(struct suite_ctx *ctx, const char *name, char *path, size_t
 	return mkdir_p(path);
 }
 
+int suite_add_input(struct suite_ctx *ctx, const char *name, const char *path)
+{
+	struct artifact *grown = realloc(ctx->artifacts, (ctx->n_artifacts + 1) * sizeof(*grown));
+	char why[PATH_MAX + 128];
+	if (!grown)
+		return -ENOMEM;
+	ctx->artifacts = grown;
+	int err = artifact_from_path(ARTIFACT_INPUT, name, path, &ctx->artifacts[ctx->n_artifacts],
+				     why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "krunner: %s: %s\n", ctx->suite->name, why);
+		return err;
+	}
+	ctx->n_artifacts++;
+	return 0;
+}
+
 int suite_note(struct suite_ctx *ctx, const char *key, const char *value)
 {
 	return json_object_set_new(ctx->notes, key, value ? json_string(value) : json_null())

@@ -148,6 +148,10 @@ struct suite_text {
 int suite_text_line(void *text, const char *line);
 /* Records a metric measured by the suite itself. 0 or -errno. */
 int suite_metric(struct suite_ctx *ctx, const char *name, double value);
+/* An input found only at setup (a file matched by a pattern), fingerprinted
+ * like a declared artifact so that compare knows when it differs. 0 or
+ * -errno (message printed). */
+int suite_add_input(struct suite_ctx *ctx, const char *name, const char *path);
 /* Adds "key": "value" to the suite's notes in the result (a tool version,
  * a configuration detail). 0 or -errno. */
 int suite_note(struct suite_ctx *ctx, const char *key, const char *value);

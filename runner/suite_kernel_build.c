@@ -124,6 +124,9 @@ static int prepare_source(struct suite_ctx *ctx)
 	snprintf(want, sizeof(want), "%s %lld %lld\n", tarball, (long long)st.st_size,
 		 (long long)st.st_mtime);
 	suite_note(ctx, "kernel_source", tarball);
+	int err = suite_add_input(ctx, "linux-source tarball", tarball);
+	if (err)
+		return err;
 	char *have = app_read_file(stamp);
 	bool current = have && strcmp(have, want) == 0 && exists(source);
 	free(have);
@@ -132,7 +135,7 @@ static int prepare_source(struct suite_ctx *ctx)
 
 	fprintf(stderr, "krunner: kernel-build: unpacking %s into %s (once)\n", tarball, root);
 	const char *mkdir_argv[] = { "mkdir", "-p", root, NULL };
-	int err = step(ctx, mkdir_argv, NULL, NULL, NULL, STEP_TIMEOUT_MS, NULL, false);
+	err = step(ctx, mkdir_argv, NULL, NULL, NULL, STEP_TIMEOUT_MS, NULL, false);
 	if (err)
 		return err;
 	/* A tree without a current stamp is incomplete or of another tarball. */

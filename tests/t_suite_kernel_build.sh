@@ -21,6 +21,11 @@ done
 jq -e "$sel.hit_rate.median > 0.9" "$result" >/dev/null ||
 	fail "warm hit rate $(jq "$sel.hit_rate.median" "$result") is not above 0.9"
 echo "ok: the second build's hit rate is above 0.9"
+tarball=$(ls /usr/src/linux-source-*.tar.xz | tail -1)
+expect_eq "the kernel source tarball is fingerprinted" "$(sha256sum "$tarball" | cut -d' ' -f1)" \
+	"$(jq -r '.suites[0].artifacts[] | select(.name == "linux-source tarball") | .sha256' "$result")"
+jq -e '.suites[0].tool_versions.gcc | test("gcc")' "$result" > /dev/null ||
+	fail "gcc version: $(jq -c '.suites[0].tool_versions' "$result")"
 
 dir=$(ls -d results/*-kernel-build-direct)
 for f in report.md stats.json logs/cold.log logs/warm-1.log logs/relocated.log; do
