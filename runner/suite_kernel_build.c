@@ -6,7 +6,8 @@
  * mode: `make <kconfig>`, one cold build with an empty isolated cache, then
  * --warm-runs builds after `make clean`, optionally a warm build of a
  * second copy at another path (--relocate, through the cache's base_dir).
- * Each mode writes report.md, stats.json and the build logs to
+ * Each mode writes report.md, stats.json, the kernel.config built and the
+ * build logs to
  * <out>/<stamp>-kernel-build-<mode>[-round-N]/; a missed threshold fails
  * the round after the report is written.
  *
@@ -308,6 +309,18 @@ static int run_mode(struct suite_ctx *ctx, const char *mode, struct kernel_build
 	err = app_write_file(conf_path, "# isolated by krunner kernel-build\n");
 	if (!err)
 		err = make_tree(ctx, &m, "tree", tree, sizeof(tree));
+	if (!err) {
+		/* the configuration built, kept beside the report */
+		char from[PATH_MAX + 16], to[PATH_MAX + 16];
+		snprintf(from, sizeof(from), "%s/.config", tree);
+		snprintf(to, sizeof(to), "%s/kernel.config", report_dir);
+		char *config = app_read_file(from);
+		err = config ? app_write_file(to, config) : -ENOENT;
+		free(config);
+		if (err)
+			fprintf(stderr, "krunner: kernel-build: cannot keep %s as %s: %s\n", from, to,
+				strerror(-err));
+	}
 	if (!err)
 		err = cache_build(ctx, &m, tree, "cold.log", &st->cold);
 	for (int i = 0; !err && i < st->n_warm; i++) {

@@ -28,10 +28,11 @@ jq -e '.suites[0].tool_versions.gcc | test("gcc")' "$result" > /dev/null ||
 	fail "gcc version: $(jq -c '.suites[0].tool_versions' "$result")"
 
 dir=$(ls -d results/*-kernel-build-direct)
-for f in report.md stats.json logs/cold.log logs/warm-1.log logs/relocated.log; do
+for f in report.md stats.json kernel.config logs/cold.log logs/warm-1.log logs/relocated.log; do
 	[ -s "$dir/$f" ] || fail "no $dir/$f"
 done
-echo "ok: report.md, stats.json and the build logs exist"
+echo "ok: report.md, stats.json, kernel.config and the build logs exist"
+grep -q '^CONFIG_' "$dir/kernel.config" || fail "kernel.config holds no configuration"
 stats=$dir/stats.json
 # stats.json and the result file
 for pair in cold_s:.cold.seconds warm_median_s:.warm_median_s hit_rate:.hit_rate \
