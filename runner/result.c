@@ -86,8 +86,9 @@ static json_t *metric_json(const struct metric_def *def, const struct value_list
 		if (put_summary(metric, "plain_", plain, &plain_sum))
 			goto nomem;
 		double slowdown = stats_slowdown(plain_sum.median, sum.median, higher);
-		char text[32];
-		stats_slowdown_text(slowdown, text, sizeof(text));
+		char text[64];
+		stats_effect_text(plain_sum.median, sum.median, higher, def->unit, "unprofiled",
+				  "profiled", text, sizeof(text));
 		json_object_set_new(metric, "probe_effect",
 				    isfinite(slowdown) ? json_real(slowdown) : json_null());
 		json_object_set_new(metric, "probe_effect_text", json_string(text));

@@ -200,6 +200,17 @@ void stats_slowdown_text(double slowdown, char *buf, size_t len)
 		snprintf(buf, len, "%.2fx faster", 1 / slowdown);
 }
 
+void stats_effect_text(double before, double after, int higher_is_better, const char *unit,
+		       const char *before_name, const char *after_name, char *buf, size_t len)
+{
+	double slowdown = stats_slowdown(before, after, higher_is_better);
+	if ((isfinite(slowdown) && slowdown > 0) || !isfinite(before) || !isfinite(after))
+		stats_slowdown_text(slowdown, buf, len);
+	else
+		snprintf(buf, len, "%+.6g %s (%s: 0)", after - before, unit,
+			 before == 0 ? before_name : after_name);
+}
+
 struct ranked {
 	double value;
 	int from_a;

@@ -53,6 +53,11 @@ double stats_noise(const double *values, size_t n);
 double stats_slowdown(double before, double after, int higher_is_better);
 /* "2.10x slower", "1.05x faster", "same" into buf. */
 void stats_slowdown_text(double slowdown, char *buf, size_t len);
+/* The same said of two medians; where no ratio exists (a 0 on one side, as
+ * with retained memory) the difference in the metric's unit instead, naming
+ * the side that was 0: "+8192 bytes (unprofiled: 0)". */
+void stats_effect_text(double before, double after, int higher_is_better, const char *unit,
+		       const char *before_name, const char *after_name, char *buf, size_t len);
 
 /*
  * Two-sided p-value of the Mann–Whitney U test (Wilcoxon rank-sum) that

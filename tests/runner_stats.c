@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "stats.h"
 
@@ -96,5 +97,18 @@ int main(void)
 	      stats_mann_whitney_min_p(3, 3));
 	check(stats_mann_whitney_min_p(30, 30) < 1e-6, "30 vs 30: smallest p tiny",
 	      stats_mann_whitney_min_p(30, 30));
+
+	/* effects said in the metric's direction; a 0 side as a difference */
+	char text[64];
+	stats_effect_text(10, 20, 0, "ms", "unprofiled", "profiled", text, sizeof(text));
+	check(strcmp(text, "2.00x slower") == 0, "10 -> 20 ms (lower better): 2.00x slower", 2);
+	stats_effect_text(10, 20, 1, "MB/s", "unprofiled", "profiled", text, sizeof(text));
+	check(strcmp(text, "2.00x faster") == 0, "10 -> 20 MB/s (higher better): 2.00x faster", 2);
+	stats_effect_text(0, 8192, 0, "bytes", "unprofiled", "profiled", text, sizeof(text));
+	check(strcmp(text, "+8192 bytes (unprofiled: 0)") == 0, text, 8192);
+	stats_effect_text(4096, 0, 0, "bytes", "unprofiled", "profiled", text, sizeof(text));
+	check(strcmp(text, "-4096 bytes (profiled: 0)") == 0, text, -4096);
+	stats_effect_text(0, 0, 0, "bytes", "unprofiled", "profiled", text, sizeof(text));
+	check(strcmp(text, "same") == 0, "0 -> 0: same", 0);
 	return failures ? 1 : 0;
 }
