@@ -12,11 +12,14 @@ n=20
 mkdir work
 for mode in symbols rewrite; do
 	rm -rf "t$mode"
+	# its pid from $!: the children's streams are named sites_hand.PID
+	# too, and after the pids wrap one of them can sort first
 	KPROF_HOOK=$mode LD_PRELOAD=$SHIM KPROF_OUT=$PWD/t$mode \
-		"$BUILD/tests/sites_hand" $n "$PWD/work" > out 2> err ||
-		fail "$mode: sites_hand failed: $(cat err)"
-	pid=$(ls "t$mode" | sed -n 's/^sites_hand\.\([0-9]*\)\..*/\1/p' | head -1)
-	[ -n "$pid" ] || fail "$mode: no stream of sites_hand: $(ls "t$mode")"
+		"$BUILD/tests/sites_hand" $n "$PWD/work" > out 2> err &
+	pid=$!
+	wait $pid || fail "$mode: sites_hand failed: $(cat err)"
+	ls "t$mode"/sites_hand."$pid".* >/dev/null 2>&1 ||
+		fail "$mode: no stream of sites_hand ($pid): $(ls "t$mode")"
 	"$KANALYZE" --sites --top=0 --format=json --pid="$pid" "t$mode" > "$mode.json"
 	at() { # at FUNCTION SYSCALL: calls of SYSCALL counted at FUNCTION
 		jq --arg f "$1 (sites_hand)" --arg n "$2" \
