@@ -301,29 +301,16 @@ static json_t *producers_json(const struct kp_model *m, int *err)
 	kp_runs_count(m, &runs);
 	json_t *a = json_array();
 	for (unsigned k = 0; a && !*err && k < runs.n_producers; k++) {
-		const char *cov = NULL, *mode = NULL;
-		bool mixed = false;
-		for (size_t i = 0; i < m->n_streams; i++) {
-			const struct kp_stream *s = &m->streams[i];
-			if (!s->producer || strcmp(s->producer, runs.producer[k]))
-				continue;
-			const char *h = s->hook_mode ? s->hook_mode
-				       : !strcmp(s->producer, "preload") ? "symbols" : NULL;
-			if (!cov) {
-				cov = s->coverage;
-				mode = h;
-			} else if (h && mode && strcmp(h, mode)) {
-				mixed = true;
-			}
-		}
+		struct kp_producer_coverage c;
+		kp_runs_coverage(m, runs.producer[k], &c);
 		json_t *p = json_pack("{s:s, s:I}", "producer", runs.producer[k], "streams",
 				      (json_int_t)runs.streams[k]);
 		if (!p) {
 			*err = -ENOMEM;
 			break;
 		}
-		set(p, "hook_mode", jstr(mixed ? "mixed" : mode), err);
-		set(p, "coverage", jstr(mixed ? kp_model_coverage(m) : cov), err);
+		set(p, "hook_mode", jstr(c.mixed ? "mixed" : c.hook_mode), err);
+		set(p, "coverage", jstr(c.mixed ? kp_model_coverage(m) : c.coverage), err);
 		append(a, p, err);
 	}
 	if (!a)

@@ -319,13 +319,11 @@ static void print_hook_coverage(FILE *out, const struct kp_model *m)
 		for (unsigned k = 0; k < runs.n_producers; k++) {
 			if (!strcmp(runs.producer[k], "preload"))
 				continue;
-			const char *cov = NULL;
-			for (size_t i = 0; i < m->n_streams && !cov; i++)
-				if (m->streams[i].producer &&
-				    !strcmp(m->streams[i].producer, runs.producer[k]))
-					cov = m->streams[i].coverage;
+			struct kp_producer_coverage c;
+			kp_runs_coverage(m, runs.producer[k], &c);
 			fprintf(out, "coverage of the %s streams (%" PRIu64 "): %s\n",
-				runs.producer[k], runs.streams[k], cov ? cov : "not said");
+				runs.producer[k], runs.streams[k],
+				c.coverage ? c.coverage : "not said");
 		}
 	}
 	if (!mode)

@@ -42,6 +42,25 @@ static bool is_root(const struct kp_model *m, const struct kp_stream *s)
 	return !has_parent(m, s);
 }
 
+void kp_runs_coverage(const struct kp_model *m, const char *producer,
+		      struct kp_producer_coverage *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct kp_stream *s = &m->streams[i];
+		if (!s->producer || strcmp(s->producer, producer))
+			continue;
+		const char *h = s->hook_mode ? s->hook_mode
+			       : !strcmp(s->producer, "preload") ? "symbols" : NULL;
+		if (!c->coverage)
+			c->coverage = s->coverage;
+		if (!c->hook_mode)
+			c->hook_mode = h;
+		else if (h && strcmp(h, c->hook_mode))
+			c->mixed = true;
+	}
+}
+
 void kp_runs_count(const struct kp_model *m, struct kp_runs *r)
 {
 	memset(r, 0, sizeof(*r));

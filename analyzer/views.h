@@ -30,6 +30,15 @@ struct kp_runs {
 	uint64_t streams[KP_RUNS_PRODUCERS];
 };
 void kp_runs_count(const struct kp_model *m, struct kp_runs *r);
+/* What the streams of one producer say of their coverage: the first
+ * coverage line and hook mode among them (a preload stream without one is
+ * symbol mode), and whether their hook modes differ. */
+struct kp_producer_coverage {
+	const char *coverage, *hook_mode;
+	bool mixed;
+};
+void kp_runs_coverage(const struct kp_model *m, const char *producer,
+		      struct kp_producer_coverage *c);
 /* A warning on out when the model merges several runs or producers. */
 void kp_report_runs(FILE *out, const struct kp_model *m, const char *name);
 
