@@ -148,7 +148,8 @@ struct compare_state {
 	json_t *noise;		/* the noise file, when its host matches */
 	const char *noise_host;
 	int regressions;	/* worse, beyond the threshold, significant */
-	int too_noisy;		/* thresholds above --max-threshold */
+	int too_noisy;		/* thresholds above --max-threshold, or too few
+				 * values for the test to reach --alpha */
 	int noise_ignored;	/* noise entries for other settings */
 };
 
@@ -223,21 +224,26 @@ static void compare_metric(struct compare_state *st, const char *suite_name, boo
 		threshold = calibrated;
 		why = " (calibrated)";
 	}
-	bool too_noisy = threshold > st->opts->max_threshold;
+	/* 3 values against 3 can never give p <= 0.05: such a metric cannot
+	 * be gated however large its change, and is marked like a noisy one */
+	bool too_few = stats_mann_whitney_min_p(na, nb) > st->opts->alpha;
+	bool too_noisy = threshold > st->opts->max_threshold || too_few;
 	snprintf(threshold_text, sizeof(threshold_text), "%.1f%%%s%s", threshold * 100, why,
-		 too_noisy ? " too noisy" : "");
+		 too_few ? " too few values" : too_noisy ? " too noisy" : "");
 
 	double p = stats_mann_whitney_p(va, na, vb, nb);
 	free(va);
 	free(vb);
 	bool significant = p <= st->opts->alpha;
+	bool regression = false;
 	if (before.median == 0) {
 		snprintf(change, sizeof(change), "n/a (before is 0)");
 	} else {
 		double rel = (after.median - before.median) / before.median;
 		bool worse = higher_better ? rel < 0 : rel > 0;
 		bool beyond = fabs(rel) > threshold;
-		bool regression = worse && beyond && significant && comparable && !too_noisy;
+		/* a change beyond even a noisy metric's threshold is still told */
+		regression = worse && beyond && significant && comparable;
 		char pct[32];
 		snprintf(pct, sizeof(pct), "%+.1f%%", rel * 100);
 		if (regression)
@@ -257,7 +263,7 @@ static void compare_metric(struct compare_state *st, const char *suite_name, boo
 		if (regression)
 			st->regressions++;
 	}
-	if (too_noisy && comparable)
+	if (too_noisy && comparable && !regression) /* no verdict */
 		st->too_noisy++;
 	printf("| %s / %s (%s, %s is better) | %s | %s | %s | %s | %.2g |\n", suite_name, name,
 	       unit, higher_better ? "higher" : "lower", before_text, after_text, change,
@@ -364,7 +370,9 @@ int compare_results(const struct options *opts, const struct locations *loc,
 	       "relative, over all values or over its rounds' medians: one per process)\n"
 	       "and the noise calibrated on this host with these settings. A\n"
 	       "significant worse change of a comparable metric is a regression, in bold.\n"
-	       "A metric whose threshold is above %.0f%% is too noisy to gate.\n",
+	       "A metric whose threshold is above %.0f%% is too noisy to gate (only a\n"
+	       "change beyond even that threshold is told); one with too few values\n"
+	       "for any p <= alpha (3 against 3, say) cannot be gated.\n",
 	       SIGNIFICANT_MARK, opts->alpha, opts->threshold * 100, opts->max_threshold * 100);
 	if (st.noise)
 		printf("Calibrated noise from %s%s.\n", noise_file,
@@ -373,7 +381,8 @@ int compare_results(const struct options *opts, const struct locations *loc,
 		printf("No calibrated noise (krunner calibrate).\n");
 	printf("\n%d regression%s.\n", st.regressions, st.regressions == 1 ? "" : "s");
 	if (st.too_noisy)
-		printf("%d metric%s too noisy to gate: run more rounds or on a quieter machine.\n",
+		printf("%d metric%s too noisy or with too few values to gate: run more rounds "
+		       "or on a quieter machine.\n",
 		       st.too_noisy, st.too_noisy == 1 ? "" : "s");
 	*significant_regressions = st.regressions;
 	*too_noisy = st.too_noisy;
@@ -409,6 +418,8 @@ int calibrate_store(const struct run *run, const char *path)
 		json_t *settings = suite_settings_json(run, ctx);
 		for (size_t m = 0; m < s->n_metrics; m++) {
 			struct stats_summary sum;
+			if (!ctx->values[m].n) /* optional, not given with these options */
+				continue;
 			if (stats_summarize(ctx->values[m].v, ctx->values[m].n, &sum)) {
 				json_decref(settings);
 				json_decref(root);

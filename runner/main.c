@@ -28,8 +28,9 @@ static void list_suites(void)
 		const struct suite *s = suite_at(i);
 		printf("%s — %s\n", s->name, s->description);
 		for (size_t m = 0; m < s->n_metrics; m++)
-			printf("  %-36s %-8s %s is better\n", s->metrics[m].name, s->metrics[m].unit,
-			       s->metrics[m].direction == HIGHER_IS_BETTER ? "higher" : "lower");
+			printf("  %-36s %-8s %s is better%s\n", s->metrics[m].name, s->metrics[m].unit,
+			       s->metrics[m].direction == HIGHER_IS_BETTER ? "higher" : "lower",
+			       suite_metric_optional(s, m) ? " (with some options)" : "");
 	}
 }
 
@@ -56,7 +57,7 @@ static void print_summary(const struct run *run)
 		for (size_t m = 0; m < s->n_metrics; m++) {
 			const struct value_list *l = &ctx->values[m];
 			struct stats_summary sum;
-			if (stats_summarize(l->v, l->n, &sum))
+			if (!l->n || stats_summarize(l->v, l->n, &sum))
 				continue;
 			printf("  %-36s %12s %-7s [%s .. %s] %4zu values", s->metrics[m].name,
 			       number(sum.median, a, sizeof(a)), s->metrics[m].unit,
@@ -174,6 +175,82 @@ out:
 	return err;
 }
 
+/* krunner compare, and the comparison that ends krunner ab. */
+static int compare_and_gate(const struct options *opts, const struct locations *loc,
+			    int *exit_code)
+{
+	int regressions = 0, too_noisy = 0;
+	int err = compare_results(opts, loc, &regressions, &too_noisy);
+	if (!err && opts->fail_on_regression && too_noisy)
+		fprintf(stderr, "krunner: --fail-on-regression: %d metric%s too noisy "
+				"(threshold above %.0f%%) or with too few values to gate: "
+				"no verdict\n",
+			too_noisy, too_noisy == 1 ? "" : "s", opts->max_threshold * 100);
+	if (!err && opts->fail_on_regression && (regressions || too_noisy))
+		*exit_code = EXIT_REGRESSION;
+	return err;
+}
+
+/* One side's result file, <stamp>-<suites>-<side>.json. */
+static int write_side(struct run *run, const char *side, char *path, size_t len)
+{
+	strncat(run->base_name, side, sizeof(run->base_name) - strlen(run->base_name) - 1);
+	json_t *result = result_build(run);
+	if (!result)
+		return -ENOMEM;
+	int err = result_write(run->loc->out_dir, run->base_name, result, path, len);
+	json_decref(result);
+	if (!err)
+		fprintf(stderr, "krunner: result written to %s\n", path);
+	return err;
+}
+
+/* krunner ab: A and B interleaved in one run, both results, compared. */
+static int ab_command(const struct options *opts, const struct locations *loc, int *exit_code)
+{
+	struct options b_opts = *opts;
+	struct run a, b;
+	char path_a[PATH_MAX], path_b[PATH_MAX];
+	b_opts.launcher = opts->b_launcher ? opts->b_launcher : opts->launcher;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	int err = run_prepare(&a, opts, loc);
+	if (!err)
+		err = run_prepare(&b, &b_opts, loc);
+	if (!err && (err = ensure_dir(loc->out_dir)) != 0)
+		fprintf(stderr, "krunner: cannot create %s: %s\n", loc->out_dir, strerror(-err));
+	if (!err)
+		err = exec_catch_interrupts();
+	if (!err && (err = run_execute_ab(&a, &b)) != 0)
+		fprintf(stderr, "krunner: run aborted: %s\n", strerror(-err));
+	if (err)
+		goto out;
+	if (exec_interrupted()) {
+		fprintf(stderr, "krunner: interrupted; no result written\n");
+		*exit_code = EXIT_INTERRUPTED;
+		goto out;
+	}
+	err = write_side(&a, "-A", path_a, sizeof(path_a));
+	if (!err)
+		err = write_side(&b, "-B", path_b, sizeof(path_b));
+	if (err)
+		goto out;
+	if (a.failed_suites) {
+		fprintf(stderr, "krunner: %d suite%s failed\n", a.failed_suites,
+			a.failed_suites == 1 ? "" : "s");
+		*exit_code = EXIT_WORKLOAD_FAILED;
+		goto out;
+	}
+	struct options c = *opts;
+	c.before = path_a;
+	c.after = path_b;
+	err = compare_and_gate(&c, loc, exit_code);
+out:
+	run_free(&a);
+	run_free(&b);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opts;
@@ -198,17 +275,12 @@ int main(int argc, char **argv)
 	case COMMAND_LIST:
 		list_suites();
 		break;
-	case COMMAND_COMPARE: {
-		int regressions = 0, too_noisy = 0;
-		err = compare_results(&opts, &loc, &regressions, &too_noisy);
-		if (!err && opts.fail_on_regression && too_noisy)
-			fprintf(stderr, "krunner: --fail-on-regression: %d metric%s too noisy to "
-					"gate (threshold above %.0f%%): no verdict\n",
-				too_noisy, too_noisy == 1 ? "" : "s", opts.max_threshold * 100);
-		if (!err && opts.fail_on_regression && (regressions || too_noisy))
-			exit_code = EXIT_REGRESSION;
+	case COMMAND_COMPARE:
+		err = compare_and_gate(&opts, &loc, &exit_code);
 		break;
-	}
+	case COMMAND_AB:
+		err = ab_command(&opts, &loc, &exit_code);
+		break;
 	case COMMAND_RUN:
 	case COMMAND_CALIBRATE:
 		err = run_command(&opts, &loc, &exit_code);

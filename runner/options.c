@@ -35,6 +35,7 @@ enum {
 	OPT_THRESHOLD,
 	OPT_MAX_THRESHOLD,
 	OPT_WARMUP_ROUNDS,
+	OPT_B_LAUNCHER,
 };
 
 static const struct option base_options[] = {
@@ -53,6 +54,7 @@ static const struct option base_options[] = {
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 	{ "max-threshold", required_argument, NULL, OPT_MAX_THRESHOLD },
 	{ "warmup-rounds", required_argument, NULL, OPT_WARMUP_ROUNDS },
+	{ "b-launcher", required_argument, NULL, OPT_B_LAUNCHER },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 };
@@ -63,6 +65,7 @@ static const char usage_head[] =
 "       krunner compare BEFORE.json AFTER.json [--fail-on-regression] [--noise=FILE]\n"
 "       krunner calibrate --suite=NAME[,NAME...] [--rounds=N]\n"
 "       krunner run [--runs=N] [--warmups=N] [OPTIONS] -- CMD [ARGS...]\n"
+"       krunner ab --suite=NAME[,...] [--launcher=A] --b-launcher=B [OPTIONS]\n"
 "Run kprof's benchmark suites the same way every time, write a JSON result\n"
 "(every value, medians with intervals, host and its load, git head, tool\n"
 "versions, SHA-256 of every program and input) and compare two results\n"
@@ -74,7 +77,8 @@ static const char usage_head[] =
 "  -s, --suite=LIST        suites to run, comma-separated (see --list)\n"
 "  -r, --rounds=N          rounds per suite, each a fresh process (default:\n"
 "                          10 for syscall-io, process-lifecycle and\n"
-"                          spawn-scratch, 3 for the others; calibrate: 10);\n"
+"                          spawn-scratch, 5 for erlang-ring, mariadb-* and\n"
+"                          wordpress, 3 for the others; calibrate: 10);\n"
 "                          every value of every round is kept, the median\n"
 "                          reported with its 95% interval\n"
 "      --warmup-rounds=N   rounds run and discarded first (default: 1 for\n"
@@ -100,7 +104,7 @@ static const char usage_head[] =
 "Compare options:\n"
 "      --fail-on-regression  exit 3 when a metric regressed beyond its\n"
 "                          threshold with statistical significance, or a\n"
-"                          metric is too noisy to gate\n"
+"                          metric is too noisy or has too few values to gate\n"
 "      --noise=FILE        calibrated noise (default: noise.json in the\n"
 "                          results directory, if present); calibrate writes\n"
 "                          it there\n"
@@ -109,6 +113,11 @@ static const char usage_head[] =
 "      --max-threshold=PCT a metric whose threshold (raised by its noise)\n"
 "                          is above this is too noisy to gate (default 20)\n"
 "      --alpha=P           significance level of the rank test (default 0.05)\n"
+"\n"
+"A/B options (krunner ab: the run and compare options too):\n"
+"      --b-launcher=CMD    B runs the suite programs as CMD PROGRAM ARGS; A\n"
+"                          as --launcher says (default: directly). Without\n"
+"                          it B is A: an A/A run, the gate's false alarms\n"
 "\n"
 "  -h, --help              this help\n"
 "  -V, --version           version\n";
@@ -124,6 +133,11 @@ static const char usage_tail[] =
 "noise calibrated on this host with the same suite settings) and is\n"
 "significant: a two-sided Mann-Whitney U test over all values gives p <= alpha.\n"
 "Results whose programs or inputs differ (SHA-256) are flagged not comparable.\n"
+"ab runs A and B in one run, their rounds interleaved ABBA (A first in odd\n"
+"rounds, B in even ones) after one shared setup, writes both results\n"
+"(<UTC time>-<suites>-A.json and -B.json) and compares them as compare\n"
+"does: the machine's drift between two separate runs, often larger than the\n"
+"change sought, falls on both sides alike.\n"
 "calibrate runs A/A rounds and stores each metric's noise (the larger of half\n"
 "the median's 95% interval and the MAD of the rounds' medians, relative), with\n"
 "the host and suite settings, in noise.json.\n"
@@ -135,8 +149,8 @@ static const char usage_tail[] =
 "     result file, or the result could not be written\n"
 "  2  a workload failed: the suite is marked failed in the result file and\n"
 "     none of its metrics are reported\n"
-"  3  compare --fail-on-regression found a significant regression, or a\n"
-"     metric too noisy to gate\n"
+"  3  compare or ab with --fail-on-regression found a significant\n"
+"     regression, or a metric too noisy or with too few values to gate\n"
 "  130  interrupted (SIGINT/SIGTERM): the running suite was torn down, no\n"
 "     result written\n"
 "\n"
@@ -149,6 +163,8 @@ static const char usage_tail[] =
 "  krunner compare results/A.json results/B.json --fail-on-regression\n"
 "  krunner run --runs=20 -- node app.js     # any command, hyperfine-style\n"
 "  krunner run --profile=preload -- node app.js\n"
+"  krunner ab --suite=process-lifecycle --b-launcher='env LD_PRELOAD=build/libkprof.so'\n"
+"  krunner ab --launcher='node old/host.js' --b-launcher='node new/host.js' -- prog\n"
 "  krunner --suite=spawn-scratch --json | jq '.suites[0].metrics.spawn_ms.median'\n";
 
 static bool suite_option_is_switch(const struct suite_option *o)
@@ -338,6 +354,8 @@ int options_parse(int argc, char **argv, struct options *opts)
 			opts->command = COMMAND_COMPARE;
 		else if (strcmp(argv[1], "calibrate") == 0)
 			opts->command = COMMAND_CALIBRATE;
+		else if (strcmp(argv[1], "ab") == 0)
+			opts->command = COMMAND_AB;
 		else if (strcmp(argv[1], "list") == 0)
 			opts->command = COMMAND_LIST;
 		else if (strcmp(argv[1], "run") != 0) {
@@ -399,6 +417,9 @@ int options_parse(int argc, char **argv, struct options *opts)
 			break;
 		case OPT_LAUNCHER:
 			opts->launcher = optarg;
+			break;
+		case OPT_B_LAUNCHER:
+			opts->b_launcher = optarg;
 			break;
 		case OPT_JSON:
 			opts->json = true;
@@ -483,6 +504,13 @@ int options_parse(int argc, char **argv, struct options *opts)
 		break;
 	case COMMAND_LIST:
 		break;
+	case COMMAND_AB:
+		if (opts->profile != PROFILE_NONE) {
+			usage_error("ab compares plain runs; drop --profile%s", "");
+			return -EINVAL;
+		}
+		/* suites, or a command after --, as for run */
+		__attribute__((fallthrough));
 	case COMMAND_RUN:
 		if (rest > 0 && strcmp(argv[optind - 1], "--") == 0) {
 			if (opts->n_suites) {
@@ -505,8 +533,12 @@ int options_parse(int argc, char **argv, struct options *opts)
 		usage_error("unexpected argument '%s'", argv[optind]);
 		return -EINVAL;
 	}
-	if ((opts->command == COMMAND_RUN || opts->command == COMMAND_CALIBRATE) &&
-	    opts->n_suites == 0) {
+	if (opts->b_launcher && opts->command != COMMAND_AB) {
+		usage_error("--b-launcher is for krunner ab%s", "");
+		return -EINVAL;
+	}
+	if ((opts->command == COMMAND_RUN || opts->command == COMMAND_CALIBRATE ||
+	     opts->command == COMMAND_AB) && opts->n_suites == 0) {
 		usage_error("which suite? give --suite=NAME (krunner --list shows them)%s", "");
 		return -EINVAL;
 	}

@@ -14,6 +14,7 @@ enum command {
 	COMMAND_LIST,
 	COMMAND_COMPARE,
 	COMMAND_CALIBRATE,
+	COMMAND_AB,		/* krunner ab: A and B interleaved in one run */
 };
 
 struct options {
@@ -24,6 +25,7 @@ struct options {
 	int warmup_rounds;		/* -1: each suite's default */
 	enum profile_mode profile;
 	const char *launcher;
+	const char *b_launcher;		/* krunner ab: B's launcher (A's is --launcher) */
 	bool json;
 	const char *out_dir;		/* NULL: default */
 	const char *programs_dir;	/* NULL: default */

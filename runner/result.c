@@ -150,6 +150,8 @@ static json_t *suite_json(const struct run *run, const struct suite_ctx *ctx)
 	json_t *metrics = json_object();
 	if (!ctx->error && ctx->rounds_done == rounds) {
 		for (size_t m = 0; m < s->n_metrics; m++) {
+			if (!ctx->values[m].n) /* optional, not given with these options */
+				continue;
 			json_t *metric = metric_json(&s->metrics[m], &ctx->values[m],
 						     &ctx->round_medians[m],
 						     ctx->plain_rounds_done == rounds ? &ctx->plain[m]

@@ -657,7 +657,7 @@ static int run_round(struct suite_ctx *ctx, int number, bool profiled)
 	if (!err && ctx->error)
 		err = -ECHILD;
 	for (size_t m = 0; !err && m < s->n_metrics; m++) {
-		if (!ctx->current[m].n) {
+		if (!ctx->current[m].n && !suite_metric_optional(s, m)) {
 			suite_fail(ctx, "round %d: no value for metric %s; the round is rejected",
 				   number, s->metrics[m].name);
 			err = -ENODATA;
@@ -677,6 +677,8 @@ static int run_round(struct suite_ctx *ctx, int number, bool profiled)
 		bool plain = !profiled && run->opts->profile;
 		for (size_t m = 0; m < s->n_metrics && !err; m++) {
 			const struct value_list *cur = &ctx->current[m];
+			if (!cur->n) /* an optional metric these options do not give */
+				continue;
 			json_t *v = cur->n == 1 ? json_real(cur->v[0]) : json_array();
 			for (size_t i = 0; cur->n > 1 && i < cur->n; i++)
 				json_array_append_new(v, json_real(cur->v[i]));
@@ -704,77 +706,185 @@ static int run_round(struct suite_ctx *ctx, int number, bool profiled)
 	return err;
 }
 
-static int run_suite(struct suite_ctx *ctx)
+/* A suite's scratch directory and setup; a failure is the suite's. */
+static void suite_begin(struct suite_ctx *ctx)
 {
-	struct run *run = ctx->run;
 	const struct suite *s = ctx->suite;
 	const char *tmp = getenv("TMPDIR");
 	char scratch[PATH_MAX];
-	int err = 0;
 
 	snprintf(scratch, sizeof(scratch), "%s/krunner-%s.XXXXXX", tmp && *tmp ? tmp : "/tmp",
 		 s->name);
 	if (!mkdtemp(scratch)) {
 		suite_fail(ctx, "cannot create a scratch directory %s: %s", scratch, strerror(errno));
-		return 0;
+		return;
 	}
 	ctx->scratch_dir = strdup(scratch);
 	if (!ctx->scratch_dir) {
-		err = -ENOMEM;
-		goto out;
+		nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		suite_fail(ctx, "out of memory");
+		return;
 	}
 	if (s->setup) {
 		int rc = s->setup(ctx);
 		if (rc) {
 			if (!ctx->error)
 				suite_fail(ctx, "setup failed: %s", strerror(-rc));
-			goto out;
+			return;
 		}
 	}
 	ctx->setup_done = true;
-	/* with --profile, each profiled round has an unprofiled twin right
-	 * after it: the probe effect rests on as many plain values */
-	bool profile = run->opts->profile != PROFILE_NONE;
-	for (int w = 0; w < ctx->warmup_rounds && !ctx->error && !exec_interrupted(); w++)
-		if (run_round(ctx, 0, false) == -ENOMEM)
-			err = -ENOMEM;
-	for (int r = 1; r <= ctx->n_rounds && !ctx->error && !exec_interrupted(); r++) {
-		if (run_round(ctx, r, profile) == -ENOMEM)
-			err = -ENOMEM;
-		if (profile && !ctx->error && !exec_interrupted() &&
-		    run_round(ctx, r, false) == -ENOMEM)
-			err = -ENOMEM;
-	}
+}
+
+static bool suite_going(const struct suite_ctx *ctx)
+{
+	return !ctx->error && !exec_interrupted();
+}
+
+/* Teardown (when setup ran) and the scratch directory's removal. */
+static void suite_finish(struct suite_ctx *ctx)
+{
 	if (exec_interrupted())
 		suite_fail(ctx, "interrupted");
-	if (s->teardown)
-		s->teardown(ctx);
-out:
-	progress_clear(run);
-	nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (ctx->setup_done && ctx->suite->teardown)
+		ctx->suite->teardown(ctx);
+	progress_clear(ctx->run);
+	if (ctx->scratch_dir)
+		nftw(ctx->scratch_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (ctx->error)
-		run->failed_suites++;
+		ctx->run->failed_suites++;
+}
+
+static int run_suite(struct suite_ctx *ctx)
+{
+	int err = 0;
+	suite_begin(ctx);
+	/* with --profile, each profiled round has an unprofiled twin right
+	 * after it: the probe effect rests on as many plain values */
+	bool profile = ctx->run->opts->profile != PROFILE_NONE;
+	for (int w = 0; w < ctx->warmup_rounds && suite_going(ctx); w++)
+		if (run_round(ctx, 0, false) == -ENOMEM)
+			err = -ENOMEM;
+	for (int r = 1; r <= ctx->n_rounds && suite_going(ctx); r++) {
+		if (run_round(ctx, r, profile) == -ENOMEM)
+			err = -ENOMEM;
+		if (profile && suite_going(ctx) && run_round(ctx, r, false) == -ENOMEM)
+			err = -ENOMEM;
+	}
+	suite_finish(ctx);
+	return err;
+}
+
+/*
+ * B's context borrows A's setup (one server, one compiled program, the
+ * suite's static state): its scratch directory, notes and the inputs
+ * setup fingerprinted, so that compare sees the same fingerprints.
+ */
+static int share_setup(struct suite_ctx *a, struct suite_ctx *b, size_t declared)
+{
+	if (a->error) {
+		suite_fail(b, "%s", a->error);
+		return 0;
+	}
+	b->scratch_dir = strdup(a->scratch_dir);
+	if (!b->scratch_dir || json_object_update(b->notes, a->notes))
+		return -ENOMEM;
+	for (size_t k = declared; k < a->n_artifacts; k++) {
+		int err = suite_add_input(b, a->artifacts[k].name, a->artifacts[k].path);
+		if (err)
+			return err;
+	}
+	b->setup_done = true;
+	return 0;
+}
+
+/* One round of A and one of B, in the order given. */
+static int round_pair(struct suite_ctx *first, struct suite_ctx *second, int number)
+{
+	int err = 0;
+	if (run_round(first, number, false) == -ENOMEM)
+		err = -ENOMEM;
+	if (suite_going(first) && suite_going(second) &&
+	    run_round(second, number, false) == -ENOMEM)
+		err = -ENOMEM;
+	if (second->error && !first->error)
+		suite_fail(first, "the other side failed: %s", second->error);
+	if (first->error && !second->error)
+		suite_fail(second, "the other side failed: %s", first->error);
+	return err;
+}
+
+static int run_suite_ab(struct suite_ctx *a, struct suite_ctx *b)
+{
+	int err = 0;
+	size_t declared = a->n_artifacts;
+	suite_begin(a);
+	err = share_setup(a, b, declared);
+	for (int w = 0; w < a->warmup_rounds && !err && suite_going(a); w++)
+		err = round_pair(a, b, 0);
+	/* ABBA: A first in odd rounds, B first in even ones, so that a drift
+	 * of the machine or a round's place after the other side's falls on
+	 * both alike */
+	for (int r = 1; r <= a->n_rounds && !err && suite_going(a); r++)
+		err = r % 2 ? round_pair(a, b, r) : round_pair(b, a, r);
+	if (exec_interrupted())
+		suite_fail(b, "interrupted");
+	suite_finish(a);
+	b->setup_done = false; /* A's teardown was the one */
+	if (b->scratch_dir)
+		b->scratch_dir[0] = '\0'; /* removed with A's */
+	progress_clear(b->run);
+	if (b->error)
+		b->run->failed_suites++;
+	return err;
+}
+
+static int trace_root_ready(struct run *run)
+{
+	if (!run->trace_root[0])
+		return 0;
+	int err = mkdir_p(run->trace_root);
+	if (err)
+		fprintf(stderr, "krunner: cannot create %s: %s\n", run->trace_root, strerror(-err));
+	return err;
+}
+
+static void machine_state_end(struct run *run)
+{
+	time_iso8601(run->end_time, sizeof(run->end_time));
+	run->state_end = machine_state_json();
+	int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	run->busy = machine_busy(run->state_start, cores);
+}
+
+int run_execute_ab(struct run *a, struct run *b)
+{
+	int err = 0;
+	a->state_start = machine_state_json();
+	b->state_start = json_deep_copy(a->state_start);
+	for (size_t i = 0; i < a->n_suites && !err && !exec_interrupted(); i++)
+		err = run_suite_ab(&a->suites[i], &b->suites[i]);
+	machine_state_end(a);
+	b->state_end = json_deep_copy(a->state_end);
+	memcpy(b->end_time, a->end_time, sizeof(b->end_time));
+	b->busy = a->busy;
+	if (a->busy) {
+		progress_clear(a);
+		fprintf(stderr, "krunner: warning: %s at the start: the values may be noisy\n",
+			a->busy);
+	}
 	return err;
 }
 
 int run_execute(struct run *run)
 {
-	int err = 0;
-	if (run->trace_root[0]) {
-		err = mkdir_p(run->trace_root);
-		if (err) {
-			fprintf(stderr, "krunner: cannot create %s: %s\n", run->trace_root,
-				strerror(-err));
-			return err;
-		}
-	}
+	int err = trace_root_ready(run);
+	if (err)
+		return err;
 	run->state_start = machine_state_json();
 	for (size_t i = 0; i < run->n_suites && !err && !exec_interrupted(); i++)
 		err = run_suite(&run->suites[i]);
-	time_iso8601(run->end_time, sizeof(run->end_time));
-	run->state_end = machine_state_json();
-	int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	run->busy = machine_busy(run->state_start, cores);
+	machine_state_end(run);
 	if (run->busy) {
 		progress_clear(run);
 		fprintf(stderr, "krunner: warning: %s at the start: the values may be noisy\n",

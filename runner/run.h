@@ -85,6 +85,10 @@ int run_prepare(struct run *run, const struct options *opts, const struct locati
 /* Runs every suite's rounds. 0, or -errno on a failure of krunner itself;
  * failed workloads are counted in run->failed_suites. */
 int run_execute(struct run *run);
+/* krunner ab: the suites of a and b (prepared from the same options but
+ * the launcher) in one run, their rounds interleaved ABBA, b sharing a's
+ * setup. 0 or -errno; a suite's failure fails it on both sides. */
+int run_execute_ab(struct run *a, struct run *b);
 void run_free(struct run *run);
 
 /* Registry internals (suite.c). */

@@ -66,6 +66,10 @@ struct suite {
 	const char *description;	/* one line for --list */
 	const struct metric_def *metrics;
 	size_t n_metrics;
+	/* Metrics from this index on are given only with some suite options
+	 * (their descriptions say which): a round without a value for one is
+	 * not rejected, and a result without values leaves it out. 0: none. */
+	size_t first_optional_metric;
 	const struct artifact_def *artifacts;
 	size_t n_artifacts;
 	const struct suite_option *options;
@@ -86,6 +90,11 @@ struct suite {
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+static inline bool suite_metric_optional(const struct suite *s, size_t m)
+{
+	return s->first_optional_metric && m >= s->first_optional_metric;
+}
+
 /* A suite's three tables with their lengths, in a struct suite initializer. */
 #define SUITE_TABLES(metrics_, artifacts_, options_)                           \
 	.metrics = (metrics_), .n_metrics = ARRAY_SIZE(metrics_),             \
@@ -104,6 +113,11 @@ struct suite {
 /* Their rounds: values from many fresh processes weigh more than many
  * from one (a process's luck is shared by its values). */
 #define SUITE_SAMPLER_ROUNDS 10
+/* Rounds of an application suite (one value per metric per round, a
+ * fresh server or VM each): with 5 against 5 values the rank test's
+ * smallest two-sided p is 0.008 (4 against 4: 0.029, 3 against 3: 0.1),
+ * so compare can gate them with the defaults. */
+#define SUITE_APP_ROUNDS 5
 
 /* Registers a suite at program start (before main). */
 #define SUITE_REGISTER(s)						\

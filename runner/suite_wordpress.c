@@ -504,6 +504,7 @@ static const struct suite wordpress = {
 	.name = "wordpress",
 	.description = "WordPress on php -S with a private mariadbd: first HTTP response, CLI wp-load",
 	SUITE_TABLES(metrics, artifacts, options),
+	.default_rounds = SUITE_APP_ROUNDS,
 	.warmup_rounds = 1,
 	.setup = setup_wordpress,
 	.round = round_wordpress,

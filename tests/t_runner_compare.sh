@@ -1,8 +1,8 @@
 # krunner compare: an injected regression is marked on exactly that metric,
 # in the metric's direction, when it is beyond the threshold and
 # significant over all values; the gate fires with the defaults' number of
-# values; an A/A comparison flags nothing; a metric too noisy to gate fails
-# --fail-on-regression loudly; calibrated noise is used only for its host
+# values; an A/A comparison flags nothing; a metric too noisy to gate, or
+# with too few values for significance, fails --fail-on-regression loudly; calibrated noise is used only for its host
 # and settings; differing fingerprints are not comparable.
 source "$KPROF_ROOT/tests/lib.sh"
 command -v jq >/dev/null || skip "jq not installed"
@@ -70,10 +70,23 @@ rc=$?
 set -e
 expect_eq "too noisy: exit" 3 "$rc"
 grep -q 'pipe_mbps.*too noisy' <<<"$out" || fail "noisy metric not marked: $(grep pipe_mbps <<<"$out")"
-grep -q 'too noisy to gate' err.txt || fail "no loud failure: $(cat err.txt)"
+grep -q 'too noisy (threshold above 20%)' err.txt || fail "no loud failure: $(cat err.txt)"
 "$KRUNNER" compare --no-noise noisy.json noisy_down.json >/dev/null ||
 	fail "too noisy without --fail-on-regression is not a failure"
 echo "ok: too noisy to gate fails --fail-on-regression loudly"
+
+# Too few values: 3 against 3, tight, 50% worse: no p can reach 0.05, so
+# the metric cannot be gated, and the gate says so instead of passing
+jq '(.suites[0].metrics.pipe_mbps.samples) = [100, 100.1, 100.2]' base.json >three.json
+scale three.json pipe_mbps 0.5 >three_down.json
+set +e
+out=$("$KRUNNER" compare --no-noise --fail-on-regression three.json three_down.json 2>err.txt)
+rc=$?
+set -e
+expect_eq "too few values: exit" 3 "$rc"
+grep -q 'pipe_mbps.*too few values' <<<"$out" || fail "3 vs 3 not marked: $(grep pipe_mbps <<<"$out")"
+grep -q 'too few values to gate' err.txt || fail "no loud failure: $(cat err.txt)"
+echo "ok: too few values to gate fails --fail-on-regression loudly"
 
 # Calibrated noise of this host and these settings raises the threshold
 host=$(jq -r .host.hostname base.json)
