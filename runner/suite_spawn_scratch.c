@@ -18,7 +18,7 @@ static const struct metric_def metrics[] = {
 	{ "spawner_peak_rss_bytes", "bytes", LOWER_IS_BETTER,
 	  "peak resident set of the spawning process (ru_maxrss)" },
 	{ "spawn_scratch_retained_bytes", "bytes", LOWER_IS_BETTER,
-	  "user memory the spawner still holds after every spawn: resident set growth (0 if none)" },
+	  "user memory the spawner still holds after every spawn: anonymous resident growth (RssAnon, 0 if none)" },
 	{ "spawn_scratch_kernel_bytes", "bytes", LOWER_IS_BETTER,
 	  "kernel memory held for the spawner after every spawn: page-table growth (VmPTE, 0 if none)" },
 };
