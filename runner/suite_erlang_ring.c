@@ -40,6 +40,50 @@ static int positive(struct suite_ctx *ctx, const char *name)
 	return 0;
 }
 
+/*
+ * The release (25), its patch level from releases/25/OTP_VERSION (25.2.3),
+ * the erts version, and the real emulator: erl is a shell script, so the
+ * fingerprint that tells two Erlang builds apart is beam.smp's, found at
+ * <root>/erts-<version>/bin/beam.smp.
+ */
+#define ERTS_PROBE                                                                        \
+	"R = code:root_dir(), V = erlang:system_info(version), "                          \
+	"O = erlang:system_info(otp_release), "                                           \
+	"{ok, P} = file:read_file(filename:join([R, \"releases\", O, \"OTP_VERSION\"])), " \
+	"io:format(\"~s~n~s~n~s~n~s/erts-~s/bin/beam.smp~n\", [O, string:trim(P), V, R, V]), " \
+	"halt()."
+
+static int note_erts(struct suite_ctx *ctx)
+{
+	const char *argv[] = { suite_artifact_path(ctx, "erl"), "-noshell", "-eval", ERTS_PROBE,
+			       NULL };
+	struct app_command cmd = { .argv = argv, .quiet = true, .timeout_ms = 30000 };
+	int status;
+	double ms;
+	char *out = NULL, *line[4] = { NULL }, *save = NULL;
+	int err = app_run(ctx, &cmd, &status, &ms, &out);
+	if (!err && app_exited_ok(status)) {
+		char *p = out;
+		for (int i = 0; i < 4; i++, p = NULL)
+			line[i] = strtok_r(p, "\n", &save);
+	}
+	if (!line[3]) {
+		fprintf(stderr, "krunner: erlang-ring: erl did not say its release, erts version "
+			"and emulator path\n");
+		free(out);
+		return err ? err : -ECHILD;
+	}
+	err = suite_note(ctx, "otp_release", line[0]);
+	if (!err)
+		err = suite_note(ctx, "otp_version", line[1]);
+	if (!err)
+		err = suite_note(ctx, "erts_version", line[2]);
+	if (!err)
+		err = suite_add_input(ctx, "beam.smp", line[3]);
+	free(out);
+	return err;
+}
+
 static int setup_erlang_ring(struct suite_ctx *ctx)
 {
 	if (positive(ctx, "processes") || positive(ctx, "laps"))
@@ -56,16 +100,8 @@ static int setup_erlang_ring(struct suite_ctx *ctx)
 			app_status_text(status, text, sizeof(text)));
 		err = -ECHILD;
 	}
-	const char *version_argv[] = { suite_artifact_path(ctx, "erl"), "-noshell", "-eval",
-				       "io:format(\"~s~n\", [erlang:system_info(otp_release)]), halt().",
-				       NULL };
-	struct app_command version = { .argv = version_argv, .quiet = true, .timeout_ms = 30000 };
-	char *out = NULL;
-	if (!err && app_run(ctx, &version, &status, &ms, &out) == 0 && app_exited_ok(status)) {
-		out[strcspn(out, "\n")] = '\0';
-		suite_note(ctx, "otp_release", out);
-	}
-	free(out);
+	if (!err)
+		err = note_erts(ctx);
 	return err;
 }
 
@@ -81,6 +117,7 @@ static const struct suite erlang_ring = {
 	.name = "erlang-ring",
 	.description = "Erlang/OTP: a token around a ring of 1000 processes, 100 laps",
 	SUITE_TABLES(metrics, artifacts, options),
+	.default_rounds = SUITE_APP_ROUNDS,
 	.warmup_rounds = 1,
 	.setup = setup_erlang_ring,
 	.round = round_erlang_ring,

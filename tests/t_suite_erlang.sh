@@ -24,6 +24,13 @@ jq -e '.suites[0].metrics | (100000 / (.total_ms.median / 1000)) / .messages_per
 	| . > 0.99 and . < 1.01' "$result" >/dev/null || fail "messages_per_sec does not match 100000 messages in total_ms"
 echo "ok: messages_per_sec = 100000 / total_ms"
 expect_eq "OTP release noted" true "$(jq '.suites[0].notes.otp_release != null' "$result")"
+root=$(erl -noshell -eval 'io:format("~s", [code:root_dir()]), halt().')
+release=$(jq -r '.suites[0].notes.otp_release' "$result")
+expect_eq "OTP patch level noted" "$(cat "$root/releases/$release/OTP_VERSION")" \
+	"$(jq -r '.suites[0].notes.otp_version' "$result")"
+erts=$(jq -r '.suites[0].notes.erts_version' "$result")
+expect_eq "beam.smp fingerprinted" "$(sha256sum "$root/erts-$erts/bin/beam.smp" | cut -d' ' -f1)" \
+	"$(jq -r '.suites[0].artifacts[] | select(.name == "beam.smp") | .sha256' "$result")"
 # an application suite's warm-up round: run, shown, not kept
 expect_eq "rounds run (a warm-up, then 1)" 2 "$(jq '.suites[0].round_details | length' "$result")"
 expect_eq "the warm-up round" true "$(jq '.suites[0].round_details[0].warmup' "$result")"

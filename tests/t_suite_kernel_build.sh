@@ -2,17 +2,22 @@
 # linux-source, tinyconfig, only the scheduler (kernel/sched/) as the make goal
 # (--target=kernel/sched/; users build the whole tinyconfig kernel by default),
 # one cold and one warm build through ccache, plus the relocated warm
-# build. The second build's hit rate is above the threshold, report.md and
-# stats.json exist and say the same as the result file. The first run on
+# build, in both cache-key modes (the defaults). The second build's hit
+# rate is above the threshold, report.md and stats.json exist and say the
+# same as the result file, whose metrics hold both modes and the
+# cross-tree hit rates. The first run on
 # a machine also unpacks the tarball into /var/tmp/kprof-linux-src.
 source "$KPROF_ROOT/tests/lib.sh"
 KRUNNER=$BUILD/krunner
 
-"$KRUNNER" --suite=kernel-build --rounds=1 --warm-runs=1 --target=kernel/sched/ --relocate \
+"$KRUNNER" --suite=kernel-build --rounds=1 --warm-runs=1 --target=kernel/sched/ \
 	--min-hit-rate=0.9 --out="$PWD/results" >stdout.txt || fail "krunner exited $?"
 result=$(ls results/*-kernel-build.json)
 sel='.suites[0].metrics'
-for metric in cold_s warm_median_s warm_min_s warm_max_s warm_cold_ratio hit_rate cache_entries cache_size_kib; do
+for metric in cold_s warm_median_s warm_min_s warm_max_s warm_cold_ratio hit_rate cache_entries \
+	cache_size_kib relocated_s cross_tree_hit_rate preprocessed_cold_s preprocessed_warm_median_s \
+	preprocessed_warm_cold_ratio preprocessed_hit_rate preprocessed_cache_size_kib \
+	preprocessed_cross_tree_hit_rate; do
 	v=$(jq "$sel.$metric.median" "$result")
 	jq -e "$sel.$metric.median | type == \"number\" and . > 0" "$result" >/dev/null ||
 		fail "$metric = $v"
@@ -24,6 +29,9 @@ echo "ok: the second build's hit rate is above 0.9"
 tarball=$(ls /usr/src/linux-source-*.tar.xz | tail -1)
 expect_eq "the kernel source tarball is fingerprinted" "$(sha256sum "$tarball" | cut -d' ' -f1)" \
 	"$(jq -r '.suites[0].artifacts[] | select(.name == "linux-source tarball") | .sha256' "$result")"
+expect_eq "cc1, the compiler proper, is fingerprinted" \
+	"$(sha256sum "$(gcc -print-prog-name=cc1)" | cut -d' ' -f1)" \
+	"$(jq -r '.suites[0].artifacts[] | select(.name == "cc1") | .sha256' "$result")"
 jq -e '.suites[0].tool_versions.gcc | test("gcc")' "$result" > /dev/null ||
 	fail "gcc version: $(jq -c '.suites[0].tool_versions' "$result")"
 
@@ -40,6 +48,16 @@ for pair in cold_s:.cold.seconds warm_median_s:.warm_median_s hit_rate:.hit_rate
 	metric=${pair%%:*} field=${pair#*:}
 	a=$(jq "$sel.$metric.median" "$result") b=$(jq "$field" "$stats")
 	jq -n -e "($a - $b) | fabs < 1e-6" >/dev/null || fail "$metric: result $a, stats.json $b"
+done
+# the second mode's figures are the preprocessed directory's
+pstats=$(ls -d results/*-kernel-build-preprocessed)/stats.json
+for pair in relocated_s:.relocate.seconds:$stats cross_tree_hit_rate:.relocate.hit_rate:$stats \
+	preprocessed_cold_s:.cold.seconds:$pstats preprocessed_hit_rate:.hit_rate:$pstats \
+	preprocessed_warm_median_s:.warm_median_s:$pstats \
+	preprocessed_cross_tree_hit_rate:.relocate.hit_rate:$pstats; do
+	IFS=: read -r metric field file <<<"$pair"
+	a=$(jq "$sel.$metric.median" "$result") b=$(jq "$field" "$file")
+	jq -n -e "($a - $b) | fabs < 1e-6" >/dev/null || fail "$metric: result $a, $file $b"
 done
 echo "ok: stats.json agrees with the result file"
 # report.md and stats.json
@@ -61,7 +79,7 @@ echo "ok: no scratch directory left"
 rm -rf results
 rc=0
 "$KRUNNER" --suite=kernel-build --rounds=1 --warm-runs=1 --target=scripts_basic \
-	--max-warm-ratio=0 --out="$PWD/results" >stdout.txt 2>stderr.txt || rc=$?
+	--cache-mode=direct --relocate=0 --max-warm-ratio=0 --out="$PWD/results" >stdout.txt 2>stderr.txt || rc=$?
 expect_eq "exit with a missed threshold" 2 "$rc"
 grep -q "above --max-warm-ratio=0" stderr.txt || fail "no threshold message: $(cat stderr.txt)"
 [ -s "$(ls -d results/*-kernel-build-direct)/report.md" ] || fail "no report for the failed run"
