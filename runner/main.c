@@ -28,9 +28,10 @@ static void list_suites(void)
 		const struct suite *s = suite_at(i);
 		printf("%s — %s\n", s->name, s->description);
 		for (size_t m = 0; m < s->n_metrics; m++)
-			printf("  %-36s %-8s %s is better%s\n", s->metrics[m].name, s->metrics[m].unit,
-			       s->metrics[m].direction == HIGHER_IS_BETTER ? "higher" : "lower",
-			       suite_metric_optional(s, m) ? " (with some options)" : "");
+			printf("  %-36s %-8s %-17s %s\n", s->metrics[m].name, s->metrics[m].unit,
+			       s->metrics[m].direction == HIGHER_IS_BETTER ? "higher is better"
+									   : "lower is better",
+			       s->metrics[m].description);
 	}
 }
 
