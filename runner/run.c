@@ -849,12 +849,18 @@ static int trace_root_ready(struct run *run)
 	return err;
 }
 
+/* The machine's state at the end, and a warning if it was busy. */
 static void machine_state_end(struct run *run)
 {
 	time_iso8601(run->end_time, sizeof(run->end_time));
 	run->state_end = machine_state_json();
 	int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	run->busy = machine_busy(run->state_start, cores);
+	if (run->busy) {
+		progress_clear(run);
+		fprintf(stderr, "krunner: warning: %s at the start: the values may be noisy\n",
+			run->busy);
+	}
 }
 
 int run_execute_ab(struct run *a, struct run *b)
@@ -868,11 +874,6 @@ int run_execute_ab(struct run *a, struct run *b)
 	b->state_end = json_deep_copy(a->state_end);
 	memcpy(b->end_time, a->end_time, sizeof(b->end_time));
 	b->busy = a->busy;
-	if (a->busy) {
-		progress_clear(a);
-		fprintf(stderr, "krunner: warning: %s at the start: the values may be noisy\n",
-			a->busy);
-	}
 	return err;
 }
 
@@ -885,11 +886,6 @@ int run_execute(struct run *run)
 	for (size_t i = 0; i < run->n_suites && !err && !exec_interrupted(); i++)
 		err = run_suite(&run->suites[i]);
 	machine_state_end(run);
-	if (run->busy) {
-		progress_clear(run);
-		fprintf(stderr, "krunner: warning: %s at the start: the values may be noisy\n",
-			run->busy);
-	}
 	return err;
 }
 

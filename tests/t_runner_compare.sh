@@ -18,6 +18,11 @@ jq '.suites[0].metrics |= map_values(.samples = ([range(15)] | map(100 + . * 0.1
 scale() {
 	jq --arg m "$2" --argjson f "$3" '(.suites[0].metrics[$m].samples) |= map(. * $f)' "$1"
 }
+# gate BEFORE AFTER: compare --fail-on-regression into $out, err.txt, $rc
+gate() {
+	rc=0
+	out=$("$KRUNNER" compare --no-noise --fail-on-regression "$1" "$2" 2>err.txt) || rc=$?
+}
 # bold_rows: the table rows compare sets in bold
 bold_rows() { grep '^| ' | grep -F '**' || true; }
 
@@ -64,10 +69,7 @@ echo "ok: a significant change within the threshold is not a regression"
 # Too noisy to gate: values spread over +-50% on both sides
 jq '(.suites[0].metrics.pipe_mbps.samples) = ([range(15)] | map(50 + . * 7))' base.json >noisy.json
 scale noisy.json pipe_mbps 0.9 >noisy_down.json
-set +e
-out=$("$KRUNNER" compare --no-noise --fail-on-regression noisy.json noisy_down.json 2>err.txt)
-rc=$?
-set -e
+gate noisy.json noisy_down.json
 expect_eq "too noisy: exit" 3 "$rc"
 grep -q 'pipe_mbps.*too noisy' <<<"$out" || fail "noisy metric not marked: $(grep pipe_mbps <<<"$out")"
 grep -q 'too noisy (threshold above 20%)' err.txt || fail "no loud failure: $(cat err.txt)"
@@ -79,10 +81,7 @@ echo "ok: too noisy to gate fails --fail-on-regression loudly"
 # the metric cannot be gated, and the gate says so instead of passing
 jq '(.suites[0].metrics.pipe_mbps.samples) = [100, 100.1, 100.2]' base.json >three.json
 scale three.json pipe_mbps 0.5 >three_down.json
-set +e
-out=$("$KRUNNER" compare --no-noise --fail-on-regression three.json three_down.json 2>err.txt)
-rc=$?
-set -e
+gate three.json three_down.json
 expect_eq "too few values: exit" 3 "$rc"
 grep -q 'pipe_mbps.*too few values' <<<"$out" || fail "3 vs 3 not marked: $(grep pipe_mbps <<<"$out")"
 grep -q 'too few values to gate' err.txt || fail "no loud failure: $(cat err.txt)"
