@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * --assert EXPR: a check on the end state of a traced run, for CI. An
  * expression is NAME OP NUMBER; NAME is a footer fact (pending pipe
@@ -16,23 +17,23 @@
 #include "syscalls.h"
 #include "views.h"
 
-static int syscall_value(const struct kp_model *m, const char *fn, const char *arg,
+static int syscall_value(const struct ka_model *m, const char *fn, const char *arg,
 			 double *out, char *why, size_t why_size)
 {
-	struct kp_profile p;
-	int nr = kp_syscall_nr(kp_model_arch(m), arg);
+	struct ka_profile p;
+	int nr = kp_syscall_nr(ka_model_arch(m), arg);
 	bool total = strcmp(arg, "total") == 0;
 	if (nr < 0 && !total) {
 		snprintf(why, why_size, "unknown syscall '%s'", arg);
 		return -EINVAL;
 	}
-	if (kp_profile_build(&p, m, NULL, NULL))
+	if (ka_profile_build(&p, m, NULL, NULL))
 		return -ENOMEM;
-	const struct kp_row *r = total ? &p.total : NULL;
+	const struct ka_row *r = total ? &p.total : NULL;
 	for (size_t i = 0; i < p.n_rows && !r; i++)
 		if (p.rows[i].nr == (uint64_t)nr)
 			r = &p.rows[i];
-	struct kp_row zero = { 0 };
+	struct ka_row zero = { 0 };
 	if (!r)
 		r = &zero;
 	int err = 0;
@@ -48,16 +49,16 @@ static int syscall_value(const struct kp_model *m, const char *fn, const char *a
 		snprintf(why, why_size, "unknown function '%s' (count, retries, errors, time_ms)", fn);
 		err = -EINVAL;
 	}
-	kp_profile_free(&p);
+	ka_profile_free(&p);
 	return err;
 }
 
-static int value_of(const struct kp_model *m, const char *name, double *out,
+static int value_of(const struct ka_model *m, const char *name, double *out,
 		    char *why, size_t why_size)
 {
-	uint64_t readers, writers, fds[KP_FD_KINDS];
+	uint64_t readers, writers, fds[KA_FD_KINDS];
 	size_t exited;
-	kp_model_pending(m, &readers, &writers, fds, &exited);
+	ka_model_pending(m, &readers, &writers, fds, &exited);
 	const char *paren = strchr(name, '(');
 	if (paren) {
 		char fn[32], arg[64];
@@ -82,12 +83,12 @@ static int value_of(const struct kp_model *m, const char *name, double *out,
 		const char *k = name + 9;
 		if (strcmp(k, "total") == 0) {
 			*out = 0;
-			for (int i = 0; i < KP_FD_KINDS; i++)
+			for (int i = 0; i < KA_FD_KINDS; i++)
 				*out += (double)fds[i];
 			return 0;
 		}
-		for (int i = 0; i < KP_FD_KINDS; i++)
-			if (strcmp(k, kp_fd_kind_names[i]) == 0) {
+		for (int i = 0; i < KA_FD_KINDS; i++)
+			if (strcmp(k, ka_fd_kind_names[i]) == 0) {
 				*out = (double)fds[i];
 				return 0;
 			}
@@ -98,9 +99,9 @@ static int value_of(const struct kp_model *m, const char *name, double *out,
 	else if (strcmp(name, "missing_records") == 0) {
 		*out = 0;
 		for (size_t i = 0; i < m->n_streams; i++)
-			*out += (double)kp_stream_missing(&m->streams[i], NULL, 0, NULL);
+			*out += (double)ka_stream_missing(&m->streams[i], NULL, 0, NULL);
 	} else if (strcmp(name, "processes") == 0)
-		*out = (double)kp_model_processes(m);
+		*out = (double)ka_model_processes(m);
 	else if (strcmp(name, "exit_status_max") == 0) {
 		*out = 0;
 		for (size_t i = 0; i < m->n_streams; i++)
@@ -113,7 +114,7 @@ static int value_of(const struct kp_model *m, const char *name, double *out,
 	return 0;
 }
 
-int kp_assert_check(const struct kp_model *m, const char *expr, char *why,
+int ka_assert_check(const struct ka_model *m, const char *expr, char *why,
 		    size_t why_size)
 {
 	static const char *const ops[] = { "==", "!=", "<=", ">=", "<", ">" };

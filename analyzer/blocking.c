@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * --blocking: what EAGAIN costs. Derived from event records (no extra
  * state in the shim's hot path). A logical operation starts with a call
@@ -34,7 +35,7 @@
 
 #define BUCKETS 8 /* retries per operation: 1, 2, 3-4, 5-8, ... 33-64, >64 */
 #define NRS KP_SYSCALL_MAX
-#define KIND_SLOTS (KP_FD_KINDS + 1) /* 0: kind not recorded */
+#define KIND_SLOTS (KA_FD_KINDS + 1) /* 0: kind not recorded */
 
 static const char *const bucket_names[BUCKETS] = { "1", "2", "3-4", "5-8",
 						   "9-16", "17-32", "33-64", ">64" };
@@ -71,13 +72,13 @@ static void unfinished(struct op_stats *st, const struct open_op *op)
 }
 
 /* Ends the operations of one stream's events; 0 or -ENOMEM. */
-static int stream_ops(const struct kp_stream *s, struct op_stats *st,
+static int stream_ops(const struct ka_stream *s, struct op_stats *st,
 		      unsigned close_nr, const uint64_t *would_block)
 {
 	struct open_op *ops = NULL;
 	size_t n_ops = 0, cap = 0;
 	for (size_t k = 0; k < s->n_event_list; k++) {
-		const struct kp_event *e = &s->event_list[k];
+		const struct ka_event *e = &s->event_list[k];
 		if (e->nr >= NRS)
 			continue;
 		if (e->nr == close_nr && e->ret != -EBADF) {
@@ -133,13 +134,13 @@ static int stream_ops(const struct kp_stream *s, struct op_stats *st,
 
 static const char *kind_name(unsigned kind)
 {
-	return kind ? kp_fd_kind_names[kind - 1] : "-";
+	return kind ? ka_fd_kind_names[kind - 1] : "-";
 }
 
-static void print_table(FILE *out, const struct kp_model *m,
+static void print_table(FILE *out, const struct ka_model *m,
 			const struct op_stats *st, bool any_events, bool per_kind)
 {
-	const char *arch = kp_model_arch(m);
+	const char *arch = ka_model_arch(m);
 	fprintf(out, "=== EAGAIN Blocking (from event records, per %s) ===\n",
 		per_kind ? "descriptor kind and syscall" : "syscall");
 	if (!any_events)
@@ -185,10 +186,10 @@ static json_t *jint(uint64_t v)
 }
 
 /* {"per": "kind"|"syscall", "events": bool, "operations": [...]} */
-static int print_json(FILE *out, const struct kp_model *m,
+static int print_json(FILE *out, const struct ka_model *m,
 		      const struct op_stats *st, bool any_events, bool per_kind)
 {
-	const char *arch = kp_model_arch(m);
+	const char *arch = ka_model_arch(m);
 	json_t *root = json_object(), *rows = json_array();
 	int err = root && rows ? 0 : -ENOMEM;
 	for (unsigned kind = 0; !err && kind < KIND_SLOTS; kind++) {
@@ -241,26 +242,26 @@ static int print_json(FILE *out, const struct kp_model *m,
 	return err;
 }
 
-int kp_report_blocking(FILE *out, const struct kp_model *m,
-		       const struct kp_report_opts *o)
+int ka_report_blocking(FILE *out, const struct ka_model *m,
+		       const struct ka_report_opts *o)
 {
 	struct op_stats *st = calloc((size_t)KIND_SLOTS * NRS, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	int close_nr = kp_syscall_nr(kp_model_arch(m), "close");
+	int close_nr = kp_syscall_nr(ka_model_arch(m), "close");
 	uint64_t would_block[NRS / 64];
-	kp_syscall_would_block_bits(kp_model_arch(m), would_block, NRS);
+	kp_syscall_would_block_bits(ka_model_arch(m), would_block, NRS);
 	bool any_events = false, per_kind = false;
 	int err = 0;
 	for (size_t i = 0; !err && i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
+		const struct ka_stream *s = &m->streams[i];
 		any_events |= s->n_event_list > 0;
 		for (size_t k = 0; !per_kind && k < s->n_event_list; k++)
 			per_kind = s->event_list[k].kind != 0;
 		err = stream_ops(s, st, close_nr < 0 ? NRS : (unsigned)close_nr,
 				 would_block);
 	}
-	if (!err && o->format == KP_FORMAT_JSON)
+	if (!err && o->format == KA_FORMAT_JSON)
 		err = print_json(out, m, st, any_events, per_kind);
 	else if (!err)
 		print_table(out, m, st, any_events, per_kind);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kanalyze --coverage A B: what trace A saw of the calls trace B saw, per
  * syscall. Made for the same workload traced twice, by the shim (A) and by
@@ -171,7 +172,7 @@ struct accounting {
 };
 
 /* B's calls per pid and time, A's starts; both sorted. */
-static int b_calls(const struct kp_model *b, struct timed_call **out, size_t *n_out)
+static int b_calls(const struct ka_model *b, struct timed_call **out, size_t *n_out)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < b->n_streams; i++)
@@ -186,9 +187,9 @@ static int b_calls(const struct kp_model *b, struct timed_call **out, size_t *n_
 		return -ENOMEM;
 	n = 0;
 	for (size_t i = 0; i < b->n_streams; i++) {
-		const struct kp_stream *s = &b->streams[i];
+		const struct ka_stream *s = &b->streams[i];
 		for (size_t k = 0; k < s->n_event_list; k++) {
-			const struct kp_event *e = &s->event_list[k];
+			const struct ka_event *e = &s->event_list[k];
 			calls[n++] = (struct timed_call){ s->pid, e->start_ns, e->nr, e->ret };
 		}
 	}
@@ -199,14 +200,14 @@ static int b_calls(const struct kp_model *b, struct timed_call **out, size_t *n_
 }
 
 /* An A stream's start-up: from then on its shim saw or made the calls. */
-static uint64_t startup_of(const struct kp_stream *s)
+static uint64_t startup_of(const struct ka_stream *s)
 {
 	return s->own_startup_ns && s->own_startup_ns <= s->start_ns ? s->own_startup_ns
 								     : s->start_ns;
 }
 
-static int account(const struct kp_model *a, const struct kp_model *b,
-		   const struct kp_profile *pa, struct accounting *acc)
+static int account(const struct ka_model *a, const struct ka_model *b,
+		   const struct ka_profile *pa, struct accounting *acc)
 {
 	struct timed_call *calls = NULL;
 	size_t n_calls = 0, n_starts = 0;
@@ -220,7 +221,7 @@ static int account(const struct kp_model *a, const struct kp_model *b,
 	}
 	acc->b_total = n_calls;
 	for (size_t i = 0; i < a->n_streams; i++) {
-		const struct kp_stream *s = &a->streams[i];
+		const struct ka_stream *s = &a->streams[i];
 		if (!s->have_header)
 			continue;
 		starts[n_starts++] = (struct start){ s->pid, startup_of(s), s->start_ns };
@@ -237,7 +238,7 @@ static int account(const struct kp_model *a, const struct kp_model *b,
 	}
 	acc->images = n_starts;
 	qsort(starts, n_starts, sizeof(*starts), start_by_pid_time);
-	const char *arch = kp_model_arch(b);
+	const char *arch = ka_model_arch(b);
 	size_t j = 0;
 	for (size_t i = 0; i < n_calls;) {
 		uint64_t pid = calls[i].pid;
@@ -343,19 +344,19 @@ static json_t *accounting_json(const struct accounting *acc)
 			 "untraced_processes", (json_int_t)acc->untraced_pids);
 }
 
-int kp_report_coverage(FILE *out, const struct kp_model *a,
-		       const struct kp_model *b, const char *label_a,
+int ka_report_coverage(FILE *out, const struct ka_model *a,
+		       const struct ka_model *b, const char *label_a,
 		       const char *label_b, bool json, bool markdown,
 		       bool after_start)
 {
-	struct kp_profile pa = { 0 }, pb = { 0 };
+	struct ka_profile pa = { 0 }, pb = { 0 };
 	struct cov_row *rows = NULL;
 	size_t n = 0;
 	int err;
 	struct accounting acc = { 0 };
 
-	if ((err = kp_profile_build(&pa, a, NULL, NULL)) ||
-	    (err = kp_profile_build(&pb, b, NULL, NULL)))
+	if ((err = ka_profile_build(&pa, a, NULL, NULL)) ||
+	    (err = ka_profile_build(&pb, b, NULL, NULL)))
 		goto out;
 	rows = calloc(pa.n_rows + pb.n_rows + KP_SYSCALL_MAX + 1, sizeof(*rows));
 	if (!rows) {
@@ -363,7 +364,7 @@ int kp_report_coverage(FILE *out, const struct kp_model *a,
 		goto out;
 	}
 	/* both traces are of one workload, so of one architecture */
-	const char *arch = kp_model_arch(b);
+	const char *arch = ka_model_arch(b);
 	for (size_t i = 0; i < pa.n_rows; i++)
 		row_for(rows, &n, pa.rows[i].nr, arch)->a = pa.rows[i].count;
 	uint64_t tb = 0;
@@ -457,7 +458,7 @@ out:
 	free(acc.own_by_nr);
 	free(acc.in_progress_by_nr);
 	free(rows);
-	kp_profile_free(&pa);
-	kp_profile_free(&pb);
+	ka_profile_free(&pa);
+	ka_profile_free(&pb);
 	return err;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kanalyze --coverage: one trace's calls as a share of another's. */
 #ifndef KANALYZE_COVERAGE_H
 #define KANALYZE_COVERAGE_H
@@ -7,8 +8,8 @@
 
 #include "model.h"
 
-int kp_report_coverage(FILE *out, const struct kp_model *a,
-		       const struct kp_model *b, const char *label_a,
+int ka_report_coverage(FILE *out, const struct ka_model *a,
+		       const struct ka_model *b, const char *label_a,
 		       const char *label_b, bool json, bool markdown,
 		       bool after_start);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kanalyze --diff A B: per-syscall count, time and average of two traces
  * side by side, with the change and a verdict per row.
@@ -149,20 +150,20 @@ static void fmt_pct(char *buf, size_t size, double v)
 		snprintf(buf, size, "%+.1f%%", v);
 }
 
-int kp_report_diff(FILE *out, const struct kp_model *a, const struct kp_model *b,
+int ka_report_diff(FILE *out, const struct ka_model *a, const struct ka_model *b,
 		   const char *name_a, const char *name_b,
-		   const struct kp_report_opts *o, size_t *regressions)
+		   const struct ka_report_opts *o, size_t *regressions)
 {
-	struct kp_profile p[2];
+	struct ka_profile p[2];
 	struct diff_row *rows = NULL;
 	size_t n = 0;
 	int err;
 
 	*regressions = 0;
-	if ((err = kp_profile_build(&p[0], a, NULL, NULL)))
+	if ((err = ka_profile_build(&p[0], a, NULL, NULL)))
 		return err;
-	if ((err = kp_profile_build(&p[1], b, NULL, NULL))) {
-		kp_profile_free(&p[0]);
+	if ((err = ka_profile_build(&p[1], b, NULL, NULL))) {
+		ka_profile_free(&p[0]);
 		return err;
 	}
 	rows = calloc(p[0].n_rows + p[1].n_rows + 1, sizeof(*rows));
@@ -173,8 +174,8 @@ int kp_report_diff(FILE *out, const struct kp_model *a, const struct kp_model *b
 	/* both profiles come sorted by nr: merge */
 	for (size_t i = 0, j = 0; i < p[0].n_rows || j < p[1].n_rows;) {
 		struct diff_row *r = &rows[n++];
-		const struct kp_row *x = i < p[0].n_rows ? &p[0].rows[i] : NULL;
-		const struct kp_row *y = j < p[1].n_rows ? &p[1].rows[j] : NULL;
+		const struct ka_row *x = i < p[0].n_rows ? &p[0].rows[i] : NULL;
+		const struct ka_row *y = j < p[1].n_rows ? &p[1].rows[j] : NULL;
 		if (x && y && x->nr == y->nr) {
 			i++, j++;
 		} else if (x && (!y || x->nr < y->nr)) {
@@ -182,7 +183,7 @@ int kp_report_diff(FILE *out, const struct kp_model *a, const struct kp_model *b
 		} else {
 			j++, x = NULL;
 		}
-		const struct kp_row *any = x ? x : y;
+		const struct ka_row *any = x ? x : y;
 		r->nr = any->nr;
 		snprintf(r->name, sizeof(r->name), "%s", any->name);
 		r->count[0] = x ? x->count : 0;
@@ -213,11 +214,11 @@ int kp_report_diff(FILE *out, const struct kp_model *a, const struct kp_model *b
 	qsort(rows, n, sizeof(*rows), by_change);
 	size_t shown = o->top && o->top < n ? o->top : n;
 
-	if (o->format == KP_FORMAT_JSON) {
+	if (o->format == KA_FORMAT_JSON) {
 		fprintf(out, "{\"a\":");
-		kp_json_string(out, name_a);
+		ka_json_string(out, name_a);
 		fprintf(out, ",\"b\":");
-		kp_json_string(out, name_b);
+		ka_json_string(out, name_b);
 		fprintf(out, ",\"rule_pct\":%.0f,\"rows\":[", RULE_PCT);
 		for (size_t i = 0; i <= shown; i++) {
 			const struct diff_row *r = i < shown ? &rows[i] : &total;
@@ -238,7 +239,7 @@ int kp_report_diff(FILE *out, const struct kp_model *a, const struct kp_model *b
 			*regressions);
 		goto out;
 	}
-	bool md = o->format == KP_FORMAT_MARKDOWN;
+	bool md = o->format == KA_FORMAT_MARKDOWN;
 	if (md)
 		fprintf(out, "| Syscall | Count A | Count B | Change | Time A (ms) | "
 			"Time B (ms) | Change | Avg A (us) | Avg B (us) | Change | Verdict |\n"
@@ -287,7 +288,7 @@ int kp_report_diff(FILE *out, const struct kp_model *a, const struct kp_model *b
 	}
 out:
 	free(rows);
-	kp_profile_free(&p[0]);
-	kp_profile_free(&p[1]);
+	ka_profile_free(&p[0]);
+	ka_profile_free(&p[1]);
 	return err;
 }

@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Losses at the end of a stream, which no record number can show (holes
  * below the highest number are gaps.c's): every stream whose last record
  * is not its exit (or an exec that replaced the image) is named once,
  * with the input and byte after which nothing of it arrived; and every
  * fork child with no stream at all, when the inputs should hold the whole
- * traced tree (kp_model_check_forks).
+ * traced tree (ka_model_check_forks).
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -14,10 +15,10 @@
 #include "views.h"
 
 /* Why a child of a traced process can lack a stream, by how it was made. */
-static const char *orphan_why(const struct kp_model *m, const struct kp_fork_note *f)
+static const char *orphan_why(const struct ka_model *m, const struct ka_fork_note *f)
 {
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
+		const struct ka_stream *s = &m->streams[i];
 		if (s->pid == f->pid && s->stream == f->stream && s->producer &&
 		    strcmp(s->producer, "bpf") == 0)
 			return "kbpf-trace starts a stream for every child: its records were lost";
@@ -30,22 +31,22 @@ static const char *orphan_why(const struct kp_model *m, const struct kp_fork_not
 	       "before its first flush, or its trace is not among the inputs";
 }
 
-void kp_report_ends(FILE *out, const struct kp_model *m, struct kp_ends *ends)
+void ka_report_ends(FILE *out, const struct ka_model *m, struct ka_ends *ends)
 {
 	memset(ends, 0, sizeof(*ends));
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
-		if (!kp_stream_unended(s))
+		const struct ka_stream *s = &m->streams[i];
+		if (!ka_stream_unended(s))
 			continue;
 		char why[PATH_MAX + 160];
-		kp_report_unended_why(why, sizeof(why), m, s);
+		ka_report_unended_why(why, sizeof(why), m, s);
 		fprintf(out, "kanalyze: stream of pid %" PRIu64 " (%s) ended without exit: %s\n",
-			s->pid, kp_stream_name(s), why);
+			s->pid, ka_stream_name(s), why);
 		ends->unended++;
 	}
 	for (size_t i = 0; i < m->n_forks; i++) {
-		const struct kp_fork_note *f = &m->forks[i];
-		if (!kp_model_fork_orphan(m, f))
+		const struct ka_fork_note *f = &m->forks[i];
+		if (!ka_model_fork_orphan(m, f))
 			continue;
 		fprintf(out, "kanalyze: fork child pid %" PRIu64 " of pid %" PRIu64
 			" has no stream (%s: %s)\n", f->child, f->pid,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * --by=errno: failed calls by errno, then by syscall, most frequent first;
  * a table, or JSON, CSV or markdown with --format.
@@ -13,7 +14,7 @@
 
 struct cell {
 	uint64_t err, calls;
-	const struct kp_row *row;
+	const struct ka_row *row;
 };
 
 static int by_err_then_calls(const void *a, const void *b)
@@ -27,7 +28,7 @@ static int by_err_then_calls(const void *a, const void *b)
 /* Errno 0 is the shim's "other errno" (FORMAT.md: beyond six per syscall). */
 static const char *err_name(uint64_t err, char *buf, size_t size, const char *other)
 {
-	return err ? kp_errno_name(err, buf, size) : other;
+	return err ? ka_errno_name(err, buf, size) : other;
 }
 
 /* End of the run of cells with c[i]'s errno; *total gets their calls. */
@@ -137,11 +138,11 @@ static int print_json(FILE *out, const struct cell *c, size_t n)
 	return err;
 }
 
-int kp_report_errno_table(FILE *out, const struct kp_model *m,
-			  const struct kp_report_opts *o)
+int ka_report_errno_table(FILE *out, const struct ka_model *m,
+			  const struct ka_report_opts *o)
 {
-	struct kp_profile p;
-	int err = kp_report_profile(&p, m, NULL, NULL, o);
+	struct ka_profile p;
+	int err = ka_report_profile(&p, m, NULL, NULL, o);
 	if (err)
 		return err;
 	size_t n = 0;
@@ -149,7 +150,7 @@ int kp_report_errno_table(FILE *out, const struct kp_model *m,
 		n += p.rows[i].n_errnos;
 	struct cell *c = calloc(n + 1, sizeof(*c));
 	if (!c) {
-		kp_profile_free(&p);
+		ka_profile_free(&p);
 		return -ENOMEM;
 	}
 	n = 0;
@@ -159,17 +160,17 @@ int kp_report_errno_table(FILE *out, const struct kp_model *m,
 						p.rows[i].errnos[k].value, &p.rows[i] };
 	qsort(c, n, sizeof(*c), by_err_then_calls);
 	switch (o->format) {
-	case KP_FORMAT_JSON:
+	case KA_FORMAT_JSON:
 		err = print_json(out, c, n);
 		break;
-	case KP_FORMAT_CSV:
+	case KA_FORMAT_CSV:
 		print_csv(out, c, n);
 		break;
 	default:
-		print_table(out, c, n, o->format == KP_FORMAT_MARKDOWN);
+		print_table(out, c, n, o->format == KA_FORMAT_MARKDOWN);
 		break;
 	}
 	free(c);
-	kp_profile_free(&p);
+	ka_profile_free(&p);
 	return err;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Filters applied to the model before any view: syscall names and classes
  * (-e), processes (--pid), and the filters that need individual calls
@@ -64,18 +65,18 @@ static const char *const class_signal[] = {
 	"rt_sigtimedwait", "rt_sigqueueinfo", "sigaltstack", "kill", "tgkill",
 	"tkill", "signalfd4", "pause", NULL };
 
-const char *const kp_class_names[] = { "file", "desc", "net", "process",
+const char *const ka_class_names[] = { "file", "desc", "net", "process",
 				       "memory", "ipc", "sync", "time", "signal",
 				       NULL };
 static const char *const *const class_lists[] = {
 	class_file, class_desc, class_net, class_process, class_memory,
 	class_ipc, class_sync, class_time, class_signal };
 
-static int set_name(struct kp_filter *f, const char *name, bool on)
+static int set_name(struct ka_filter *f, const char *name, bool on)
 {
 	if (name[0] == '%') {
-		for (int c = 0; kp_class_names[c]; c++) {
-			if (strcmp(name + 1, kp_class_names[c]) != 0)
+		for (int c = 0; ka_class_names[c]; c++) {
+			if (strcmp(name + 1, ka_class_names[c]) != 0)
 				continue;
 			for (const char *const *n = class_lists[c]; *n; n++) {
 				int nr = kp_syscall_nr(NULL, *n);
@@ -103,7 +104,7 @@ static int set_name(struct kp_filter *f, const char *name, bool on)
 	return 0;
 }
 
-int kp_filter_parse_names(struct kp_filter *f, const char *list)
+int ka_filter_parse_names(struct ka_filter *f, const char *list)
 {
 	char *copy = strdup(list), *save = NULL;
 	if (!copy)
@@ -124,7 +125,7 @@ int kp_filter_parse_names(struct kp_filter *f, const char *list)
 	return err;
 }
 
-int kp_filter_parse_pids(struct kp_filter *f, const char *list)
+int ka_filter_parse_pids(struct ka_filter *f, const char *list)
 {
 	const char *p = list;
 	while (*p) {
@@ -145,31 +146,31 @@ int kp_filter_parse_pids(struct kp_filter *f, const char *list)
 	return 0;
 }
 
-void kp_filter_free(struct kp_filter *f)
+void ka_filter_free(struct ka_filter *f)
 {
 	free(f->pids);
 	f->pids = NULL;
 	f->n_pids = 0;
 }
 
-bool kp_filter_needs_events(const struct kp_filter *f)
+bool ka_filter_needs_events(const struct ka_filter *f)
 {
 	return f->min_duration_ns || f->failed || f->succeeded;
 }
 
-static bool nr_passes(const struct kp_filter *f, uint64_t nr)
+static bool nr_passes(const struct ka_filter *f, uint64_t nr)
 {
 	return !f->nr_set || (nr < 1024 && f->nr[nr]);
 }
 
-static bool event_passes(const struct kp_filter *f, const struct kp_event *e)
+static bool event_passes(const struct ka_filter *f, const struct ka_event *e)
 {
 	bool failed = e->ret < 0 && e->ret > -4096;
 	return nr_passes(f, e->nr) && e->duration_ns >= f->min_duration_ns &&
 	       !(f->failed && !failed) && !(f->succeeded && failed);
 }
 
-static int pair_inc(struct kp_pair **pairs, size_t *n, uint64_t key)
+static int pair_inc(struct ka_pair **pairs, size_t *n, uint64_t key)
 {
 	for (size_t k = 0; k < *n; k++)
 		if ((*pairs)[k].key == key) {
@@ -180,21 +181,21 @@ static int pair_inc(struct kp_pair **pairs, size_t *n, uint64_t key)
 	if (!p)
 		return -ENOMEM;
 	*pairs = p;
-	(*pairs)[(*n)++] = (struct kp_pair){ key, 1 };
+	(*pairs)[(*n)++] = (struct ka_pair){ key, 1 };
 	return 0;
 }
 
 /* Rebuilds a stream's threads (one per tid) from its filtered events. */
-static int threads_from_events(struct kp_stream *s, const struct kp_filter *f)
+static int threads_from_events(struct ka_stream *s, const struct ka_filter *f)
 {
 	for (size_t t = 0; t < s->n_threads; t++)
-		kp_thread_free_stats(&s->threads[t]);
+		ka_thread_free_stats(&s->threads[t]);
 	s->n_threads = 0;
 	for (size_t i = 0; i < s->n_event_list; i++) {
-		const struct kp_event *e = &s->event_list[i];
+		const struct ka_event *e = &s->event_list[i];
 		if (!event_passes(f, e))
 			continue;
-		struct kp_thread *th = NULL;
+		struct ka_thread *th = NULL;
 		for (size_t t = 0; t < s->n_threads && !th; t++)
 			if (s->threads[t].tid == e->tid)
 				th = &s->threads[t];
@@ -212,7 +213,7 @@ static int threads_from_events(struct kp_stream *s, const struct kp_filter *f)
 			th->tid = e->tid;
 			th->thread = e->tid;
 		}
-		struct kp_sc_stats *sc = NULL;
+		struct ka_sc_stats *sc = NULL;
 		for (size_t k = 0; k < th->n_sc && !sc; k++)
 			if (th->sc[k].nr == e->nr)
 				sc = &th->sc[k];
@@ -253,9 +254,9 @@ static int threads_from_events(struct kp_stream *s, const struct kp_filter *f)
 	return 0;
 }
 
-int kp_filter_apply(struct kp_model *m, const struct kp_filter *f)
+int ka_filter_apply(struct ka_model *m, const struct ka_filter *f)
 {
-	if (kp_filter_needs_events(f)) {
+	if (ka_filter_needs_events(f)) {
 		bool any = false;
 		for (size_t i = 0; i < m->n_streams; i++)
 			any |= m->streams[i].events > 0;
@@ -272,7 +273,7 @@ int kp_filter_apply(struct kp_model *m, const struct kp_filter *f)
 			for (size_t k = 0; k < f->n_pids && !keep; k++)
 				keep = m->streams[i].pid == f->pids[k];
 			if (!keep)
-				kp_model_remove_stream(m, i);
+				ka_model_remove_stream(m, i);
 		}
 		size_t out = 0;
 		for (size_t i = 0; i < m->n_history; i++) {
@@ -286,7 +287,7 @@ int kp_filter_apply(struct kp_model *m, const struct kp_filter *f)
 		}
 		m->n_history = out;
 	}
-	if (kp_filter_needs_events(f)) {
+	if (ka_filter_needs_events(f)) {
 		for (size_t i = 0; i < m->n_streams; i++) {
 			int err = threads_from_events(&m->streams[i], f);
 			if (err)
@@ -297,15 +298,15 @@ int kp_filter_apply(struct kp_model *m, const struct kp_filter *f)
 	if (!f->nr_set)
 		return 0;
 	for (size_t i = 0; i < m->n_streams; i++) {
-		struct kp_stream *s = &m->streams[i];
+		struct ka_stream *s = &m->streams[i];
 		for (size_t t = 0; t < s->n_threads; t++) {
-			struct kp_thread *th = &s->threads[t];
+			struct ka_thread *th = &s->threads[t];
 			size_t out = 0;
 			for (size_t k = 0; k < th->n_sc; k++) {
 				if (nr_passes(f, th->sc[k].nr)) {
 					th->sc[out++] = th->sc[k];
 				} else {
-					kp_sc_free(&th->sc[k]);
+					ka_sc_free(&th->sc[k]);
 				}
 			}
 			th->n_sc = out;
@@ -328,7 +329,7 @@ int kp_filter_apply(struct kp_model *m, const struct kp_filter *f)
 		s->n_own_startup = out;
 	}
 	for (size_t i = 0; i < m->n_history; i++) {
-		struct kp_snapshot *h = &m->history[i];
+		struct ka_snapshot *h = &m->history[i];
 		size_t out = 0;
 		for (size_t k = 0; k < h->n_sc; k++)
 			if (nr_passes(f, h->sc[k].nr))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Lossless by construction: every record of a stream carries its number
  * (`seq`, from 1), so a reader can say exactly which records it did not
@@ -11,14 +12,14 @@
 
 #define HOLES_SHOWN 8
 
-uint64_t kp_report_gaps(FILE *out, const struct kp_model *m)
+uint64_t ka_report_gaps(FILE *out, const struct ka_model *m)
 {
 	uint64_t total = 0;
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
-		struct kp_seq_range holes[HOLES_SHOWN];
+		const struct ka_stream *s = &m->streams[i];
+		struct ka_seq_range holes[HOLES_SHOWN];
 		size_t n = 0;
-		uint64_t missing = kp_stream_missing(s, holes, HOLES_SHOWN, &n);
+		uint64_t missing = ka_stream_missing(s, holes, HOLES_SHOWN, &n);
 		if (!missing)
 			continue;
 		total += missing;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * --html=FILE: one self-contained report (no network, no external file):
  * the profile table, time by syscall as a bar chart, the time series of
@@ -67,14 +68,14 @@ static void bar_chart(FILE *out, const char *id, const char *title, size_t n,
 	fputs("</svg>\n", out);
 }
 
-static void profile_section(FILE *out, const struct kp_profile *p)
+static void profile_section(FILE *out, const struct ka_profile *p)
 {
 	fputs("<h2>Syscall profile</h2>\n<table id=\"profile\"><thead><tr><th>Syscall</th>"
 	      "<th>Count</th><th>Time (ms)</th><th>Avg (us)</th><th>Retries</th>"
 	      "<th>Errors</th><th>p50 (us)</th><th>p90 (us)</th><th>p99 (us)</th>"
 	      "<th>Max (us)</th></tr></thead><tbody>\n", out);
 	for (size_t i = 0; i <= p->n_rows; i++) {
-		const struct kp_row *r = i < p->n_rows ? &p->rows[i] : &p->total;
+		const struct ka_row *r = i < p->n_rows ? &p->rows[i] : &p->total;
 		fprintf(out, "<tr%s><td>", i == p->n_rows ? " class=\"total\"" : "");
 		esc(out, r->name);
 		if (i < p->n_rows)
@@ -90,7 +91,7 @@ static void profile_section(FILE *out, const struct kp_profile *p)
 	fputs("</tbody></table>\n", out);
 }
 
-static int time_chart(FILE *out, const struct kp_profile *p)
+static int time_chart(FILE *out, const struct ka_profile *p)
 {
 	size_t n = p->n_rows < BARS_MAX ? p->n_rows : BARS_MAX;
 	const char **labels = calloc(n + 1, sizeof(*labels));
@@ -113,7 +114,7 @@ static int time_chart(FILE *out, const struct kp_profile *p)
 	return 0;
 }
 
-static int series_chart(FILE *out, const struct kp_model *m, uint64_t interval_ms)
+static int series_chart(FILE *out, const struct ka_model *m, uint64_t interval_ms)
 {
 	uint64_t span = 0, base = UINT64_MAX;
 	for (size_t i = 0; i < m->n_history; i++) {
@@ -128,9 +129,9 @@ static int series_chart(FILE *out, const struct kp_model *m, uint64_t interval_m
 	span = m->n_history && span > base ? span - base : 0;
 	uint64_t interval_ns = interval_ms ? interval_ms * 1000000ull :
 					     (span / SERIES_POINTS > 1000000 ? span / SERIES_POINTS : 1000000);
-	struct kp_series_point *p = NULL;
+	struct ka_series_point *p = NULL;
 	size_t n = 0;
-	int err = kp_series_build(m, interval_ns, &p, &n);
+	int err = ka_series_build(m, interval_ns, &p, &n);
 	if (err)
 		return err;
 	fprintf(out, "<h2>Time series</h2>\n<p>Per interval of %.1f ms, from the periodic "
@@ -149,7 +150,7 @@ static int series_chart(FILE *out, const struct kp_model *m, uint64_t interval_m
 		w, h, w, h, left, h - bottom, w - 10, h - bottom, left - 4, max / 1e6,
 		left - 4, h - bottom);
 	double bw = n ? (double)(w - left - 10) / (double)n : 0;
-	const char *arch = kp_model_arch(m);
+	const char *arch = ka_model_arch(m);
 	for (size_t i = 0; i < n; i++) {
 		double bh = max > 0 ? (double)p[i].time_ns / max * (h - bottom - 20) : 0;
 		const char *top = p[i].count ? kp_syscall_name(arch, (unsigned)p[i].top_nr) : NULL;
@@ -170,7 +171,7 @@ static int series_chart(FILE *out, const struct kp_model *m, uint64_t interval_m
 	return 0;
 }
 
-static int thread_chart(FILE *out, const struct kp_model *m)
+static int thread_chart(FILE *out, const struct ka_model *m)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < m->n_streams; i++)
@@ -186,10 +187,10 @@ static int thread_chart(FILE *out, const struct kp_model *m)
 	}
 	size_t k = 0;
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
+		const struct ka_stream *s = &m->streams[i];
 		const char *exe = s->exe ? strrchr(s->exe, '/') : NULL;
 		for (size_t t = 0; t < s->n_threads; t++) {
-			const struct kp_thread *th = &s->threads[t];
+			const struct ka_thread *th = &s->threads[t];
 			uint64_t count = 0, time = 0;
 			for (size_t j = 0; j < th->n_sc; j++) {
 				count += th->sc[j].count;
@@ -220,28 +221,28 @@ static int thread_chart(FILE *out, const struct kp_model *m)
 }
 
 /* Time by descriptor kind (the `kinds` counters), and its top syscalls. */
-static int kind_section(FILE *out, const struct kp_model *m,
-			const struct kp_report_opts *o)
+static int kind_section(FILE *out, const struct ka_model *m,
+			const struct ka_report_opts *o)
 {
-	if (!kp_model_has_kinds(m))
+	if (!ka_model_has_kinds(m))
 		return 0;
-	const char *labels[KP_FD_KINDS], *texts[KP_FD_KINDS];
-	char tb[KP_FD_KINDS][96];
-	double values[KP_FD_KINDS];
-	struct kp_profile p[KP_FD_KINDS];
+	const char *labels[KA_FD_KINDS], *texts[KA_FD_KINDS];
+	char tb[KA_FD_KINDS][96];
+	double values[KA_FD_KINDS];
+	struct ka_profile p[KA_FD_KINDS];
 	size_t n = 0;
 	int err = 0;
-	for (int k = 0; k < KP_FD_KINDS && !err; k++) {
-		if ((err = kp_kind_profile(&p[n], m, k, o)))
+	for (int k = 0; k < KA_FD_KINDS && !err; k++) {
+		if ((err = ka_kind_profile(&p[n], m, k, o)))
 			break;
 		if (!p[n].total.count) {
-			kp_profile_free(&p[n]);
+			ka_profile_free(&p[n]);
 			continue;
 		}
 		snprintf(tb[n], sizeof(tb[n]), "%.3f ms, %" PRIu64 " calls, %" PRIu64 " retries",
 			 (double)p[n].total.time_ns / 1e6, p[n].total.count,
 			 p[n].total.retries);
-		labels[n] = kp_fd_kind_names[k];
+		labels[n] = ka_fd_kind_names[k];
 		texts[n] = tb[n];
 		values[n] = (double)p[n].total.time_ns;
 		n++;
@@ -253,7 +254,7 @@ static int kind_section(FILE *out, const struct kp_model *m,
 		      "<th>Time (ms)</th><th>Retries</th><th>Errors</th>"
 		      "<th>Top syscalls by time</th></tr></thead><tbody>\n", out);
 		for (size_t i = 0; i < n; i++) {
-			const struct kp_row *t = &p[i].total;
+			const struct ka_row *t = &p[i].total;
 			fprintf(out, "<tr><td>%s</td><td>%" PRIu64 "</td><td>%.3f</td><td>%"
 				PRIu64 "</td><td>%" PRIu64 "</td><td>", labels[i], t->count,
 				(double)t->time_ns / 1e6, t->retries, t->errors);
@@ -267,21 +268,21 @@ static int kind_section(FILE *out, const struct kp_model *m,
 		fputs("</tbody></table>\n", out);
 	}
 	for (size_t i = 0; i < n; i++)
-		kp_profile_free(&p[i]);
+		ka_profile_free(&p[i]);
 	return err;
 }
 
-static int sites_section(FILE *out, const struct kp_model *m)
+static int sites_section(FILE *out, const struct ka_model *m)
 {
-	struct kp_site_row *rows = NULL;
+	struct ka_site_row *rows = NULL;
 	size_t n = 0;
-	int err = kp_sites_collect(m, &rows, &n);
+	int err = ka_sites_collect(m, &rows, &n);
 	if (err)
 		return err;
 	for (size_t a = 0; a < n; a++)
 		for (size_t b = a + 1; b < n; b++)
 			if (rows[b].time_ns > rows[a].time_ns) {
-				struct kp_site_row t = rows[a];
+				struct ka_site_row t = rows[a];
 				rows[a] = rows[b];
 				rows[b] = t;
 			}
@@ -306,13 +307,13 @@ static int sites_section(FILE *out, const struct kp_model *m)
 	return 0;
 }
 
-int kp_write_html(FILE *out, const struct kp_model *m,
-		  const struct kp_report_opts *o, uint64_t interval_ms)
+int ka_write_html(FILE *out, const struct ka_model *m,
+		  const struct ka_report_opts *o, uint64_t interval_ms)
 {
-	struct kp_profile p;
-	struct kp_report_opts by_time = *o;
-	by_time.sort = KP_SORT_TIME;
-	int err = kp_report_profile(&p, m, NULL, NULL, &by_time);
+	struct ka_profile p;
+	struct ka_report_opts by_time = *o;
+	by_time.sort = KA_SORT_TIME;
+	int err = ka_report_profile(&p, m, NULL, NULL, &by_time);
 	if (err)
 		return err;
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -327,9 +328,9 @@ int kp_write_html(FILE *out, const struct kp_model *m,
 	      "window.kprofErrors.push(String(e.message));var d=document.getElementById("
 	      "'errors');if(d)d.textContent=window.kprofErrors.join('\\n');});</script>\n"
 	      "</head><body>\n<h1>kprof syscall report</h1>\n<div id=\"errors\"></div>\n", out);
-	const char *producer = kp_model_producer(m);
+	const char *producer = ka_model_producer(m);
 	fprintf(out, "<p>%" PRIu64 " processes, %zu streams, %" PRIu64 " threads; producer: ",
-		kp_model_processes(m), m->n_streams, kp_model_threads(m));
+		ka_model_processes(m), m->n_streams, ka_model_threads(m));
 	esc(out, producer ? producer : "mixed");
 	fputs("</p>\n", out);
 	profile_section(out, &p);
@@ -342,7 +343,7 @@ int kp_write_html(FILE *out, const struct kp_model *m,
 	size_t len = 0;
 	FILE *mem = open_memstream(&text, &len);
 	if (mem) {
-		kp_report_footer(mem, m, "");
+		ka_report_footer(mem, m, "");
 		fclose(mem);
 		esc(out, text);
 		free(text);
@@ -351,6 +352,6 @@ int kp_write_html(FILE *out, const struct kp_model *m,
 	      "String(document.querySelectorAll('svg.chart').length));</script>\n"
 	      "</body></html>\n", out);
 out:
-	kp_profile_free(&p);
+	ka_profile_free(&p);
 	return err ? err : ferror(out) ? -EIO : 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One input file into the model, with what the record reader cannot know
  * about a whole file: a file that is no kprof trace at all (/etc/passwd,
@@ -24,7 +25,7 @@
 #define DAMAGE_LISTED 10
 
 struct input {
-	struct kp_model *model;
+	struct ka_model *model;
 	size_t first_damage; /* model->n_damaged before this input */
 	uint64_t records;    /* records the reader delivered */
 	uint64_t damage;     /* damage reports of the reader */
@@ -36,7 +37,7 @@ static int on_record(const struct kp_record *rec, void *ctx)
 {
 	struct input *in = ctx;
 	in->records++;
-	return kp_model_on_record(rec, in->model);
+	return ka_model_on_record(rec, in->model);
 }
 
 static void on_damage(const struct kp_damage *d, void *ctx)
@@ -47,7 +48,7 @@ static void on_damage(const struct kp_damage *d, void *ctx)
 	if (in->damage > DAMAGE_LISTED)
 		return;
 	in->last_listed_offset = d->offset;
-	kp_model_on_damage(d, in->model);
+	ka_model_on_damage(d, in->model);
 }
 
 /*
@@ -164,7 +165,7 @@ static bool foreign(const char *path, char *why, size_t size)
 	return true;
 }
 
-int kp_input_read_file(struct kp_model *m, const char *path)
+int ka_input_read_file(struct ka_model *m, const char *path)
 {
 	struct input in = { .model = m, .first_damage = m->n_damaged };
 	struct kp_reader_ops ops = { .on_record = on_record, .on_damage = on_damage,
@@ -174,10 +175,10 @@ int kp_input_read_file(struct kp_model *m, const char *path)
 		return err;
 	char why[256];
 	if (!in.records && in.damage && foreign(path, why, sizeof(why)))
-		return kp_model_note_foreign(m, in.first_damage, path, in.last_decompressed,
+		return ka_model_note_foreign(m, in.first_damage, path, in.last_decompressed,
 					     why);
 	if (in.damage > DAMAGE_LISTED)
-		return kp_model_note_damage_summary(m, path, in.last_listed_offset,
+		return ka_model_note_damage_summary(m, path, in.last_listed_offset,
 						    in.last_decompressed,
 						    in.damage - DAMAGE_LISTED);
 	if (in.records || in.damage)
@@ -189,7 +190,7 @@ int kp_input_read_file(struct kp_model *m, const char *path)
 	 */
 	struct stat st;
 	bool zero = stat(path, &st) == 0 && st.st_size == 0;
-	return kp_model_note_empty(m, path, zero ?
+	return ka_model_note_empty(m, path, zero ?
 		"empty trace file: the process wrote nothing (killed before its "
 		"first flush, or its disk was full)" :
 		"no record in this trace file: the process wrote nothing (killed "

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kanalyze: one trace file into the model (input.c). */
 #ifndef KANALYZE_INPUT_H
 #define KANALYZE_INPUT_H
@@ -11,6 +12,6 @@
  * as one entry each. 0, or -errno when the file could not be read
  * (-ENOMEM: out of memory).
  */
-int kp_input_read_file(struct kp_model *m, const char *path);
+int ka_input_read_file(struct ka_model *m, const char *path);
 
 #endif

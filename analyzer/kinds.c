@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * --by=kind: profiles of the calls on each kind of descriptor, from the
  * `kinds` counters of the aggregates. Each section is built as the profile
@@ -19,20 +20,20 @@
 #include "report.h"
 #include "syscalls.h"
 
-static const char *const section_names[KP_KIND_SECTIONS] = {
+static const char *const section_names[KA_KIND_SECTIONS] = {
 	"file", "pipe", "socket", "other", "none", "unknown",
 };
 
-const char *kp_kind_section_name(int section)
+const char *ka_kind_section_name(int section)
 {
-	return section >= 0 && section < KP_KIND_SECTIONS ? section_names[section] : "?";
+	return section >= 0 && section < KA_KIND_SECTIONS ? section_names[section] : "?";
 }
 
-bool kp_model_has_kinds(const struct kp_model *m)
+bool ka_model_has_kinds(const struct ka_model *m)
 {
 	for (size_t i = 0; i < m->n_streams; i++)
 		for (size_t t = 0; t < m->streams[i].n_threads; t++) {
-			const struct kp_thread *th = &m->streams[i].threads[t];
+			const struct ka_thread *th = &m->streams[i].threads[t];
 			for (size_t k = 0; k < th->n_sc; k++)
 				if (th->sc[k].have_kinds)
 					return true;
@@ -49,12 +50,12 @@ static uint64_t minus(uint64_t a, uint64_t b)
  * The entry of sc that belongs to section, into *out (counters only, or a
  * shallow copy sharing sc's arrays); false when sc has no calls there.
  */
-static bool section_entry(const struct kp_sc_stats *sc, int section,
-			  const char *arch, struct kp_sc_stats *out)
+static bool section_entry(const struct ka_sc_stats *sc, int section,
+			  const char *arch, struct ka_sc_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->nr = sc->nr;
-	if (section < KP_FD_KINDS) {
+	if (section < KA_FD_KINDS) {
 		const uint64_t *k = sc->kinds[section];
 		if (!sc->have_kinds || !k[0])
 			return false;
@@ -66,7 +67,7 @@ static bool section_entry(const struct kp_sc_stats *sc, int section,
 	}
 	bool fd_arg = sc->have_kinds ||
 		      (sc->nr <= UINT32_MAX && kp_syscall_fd_arg(arch, (unsigned)sc->nr));
-	if (section == KP_KIND_NONE_SECTION) {
+	if (section == KA_KIND_NONE_SECTION) {
 		if (fd_arg)
 			return false;
 		*out = *sc;
@@ -80,7 +81,7 @@ static bool section_entry(const struct kp_sc_stats *sc, int section,
 	}
 	/* what the kinds counters leave out of the entry's totals */
 	uint64_t c[4] = { 0 };
-	for (int k = 0; k < KP_FD_KINDS; k++)
+	for (int k = 0; k < KA_FD_KINDS; k++)
 		for (int i = 0; i < 4; i++)
 			c[i] += sc->kinds[k][i];
 	out->count = minus(sc->count, c[0]);
@@ -90,7 +91,7 @@ static bool section_entry(const struct kp_sc_stats *sc, int section,
 	return out->count > 0;
 }
 
-static void free_derived(struct kp_model *d)
+static void free_derived(struct ka_model *d)
 {
 	for (size_t i = 0; i < d->n_streams; i++) {
 		for (size_t t = 0; t < d->streams[i].n_threads; t++)
@@ -101,7 +102,7 @@ static void free_derived(struct kp_model *d)
 }
 
 /* A model sharing m's streams but with each thread's entries of section. */
-static int derive(struct kp_model *d, const struct kp_model *m, int section)
+static int derive(struct ka_model *d, const struct ka_model *m, int section)
 {
 	memset(d, 0, sizeof(*d));
 	if (!m->n_streams)
@@ -110,8 +111,8 @@ static int derive(struct kp_model *d, const struct kp_model *m, int section)
 	if (!d->streams)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
-		struct kp_stream *ds = &d->streams[d->n_streams++];
+		const struct ka_stream *s = &m->streams[i];
+		struct ka_stream *ds = &d->streams[d->n_streams++];
 		*ds = *s;
 		ds->threads = NULL;
 		ds->n_threads = ds->cap_threads = 0;
@@ -120,10 +121,10 @@ static int derive(struct kp_model *d, const struct kp_model *m, int section)
 		ds->threads = calloc(s->n_threads, sizeof(*ds->threads));
 		if (!ds->threads)
 			return -ENOMEM;
-		const char *arch = s->arch ? s->arch : kp_model_arch(m);
+		const char *arch = s->arch ? s->arch : ka_model_arch(m);
 		for (size_t t = 0; t < s->n_threads; t++) {
-			const struct kp_thread *th = &s->threads[t];
-			struct kp_thread *dt = &ds->threads[ds->n_threads++];
+			const struct ka_thread *th = &s->threads[t];
+			struct ka_thread *dt = &ds->threads[ds->n_threads++];
 			*dt = *th;
 			dt->sc = NULL;
 			dt->n_sc = 0;
@@ -140,7 +141,7 @@ static int derive(struct kp_model *d, const struct kp_model *m, int section)
 	return 0;
 }
 
-static void mark_latency(struct kp_row *r)
+static void mark_latency(struct ka_row *r)
 {
 	uint64_t n = 0;
 	for (unsigned b = 0; b < KP_HIST_BUCKETS; b++)
@@ -148,13 +149,13 @@ static void mark_latency(struct kp_row *r)
 	r->no_latency = n < r->count;
 }
 
-int kp_kind_profile(struct kp_profile *p, const struct kp_model *m,
-		    int section, const struct kp_report_opts *o)
+int ka_kind_profile(struct ka_profile *p, const struct ka_model *m,
+		    int section, const struct ka_report_opts *o)
 {
-	struct kp_model d;
+	struct ka_model d;
 	int err = derive(&d, m, section);
 	if (!err)
-		err = kp_report_profile(p, &d, NULL, NULL, o);
+		err = ka_report_profile(p, &d, NULL, NULL, o);
 	free_derived(&d);
 	if (err)
 		return err;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kanalyze --listen: the live merge of many producers over a unix socket.
  * One poll loop: the listening socket, a signalfd for SIGINT/SIGTERM and
@@ -39,8 +40,8 @@ struct connection {
 };
 
 struct listener {
-	struct kp_model *m;
-	const struct kp_listen_opts *o;
+	struct ka_model *m;
+	const struct ka_listen_opts *o;
 	struct connection *conns;
 	size_t n_conns;
 	uint64_t accepted;
@@ -58,7 +59,7 @@ static uint64_t now_ns(void)
 static void print_damage(struct listener *l)
 {
 	for (; l->printed_damage < l->m->n_damaged; l->printed_damage++)
-		kp_print_damage(stderr, &l->m->damaged[l->printed_damage]);
+		ka_print_damage(stderr, &l->m->damaged[l->printed_damage]);
 }
 
 /* A socket left by a listener that is gone may be replaced; a live one not. */
@@ -155,8 +156,8 @@ static int accept_one(struct listener *l, int lfd)
 		c->pid = cred.pid;
 	snprintf(c->name, sizeof(c->name), "connection %" PRIu64 " (pid %d)",
 		 c->number, (int)c->pid);
-	struct kp_reader_ops ops = { .on_record = kp_model_on_record,
-				     .on_damage = kp_model_on_damage,
+	struct kp_reader_ops ops = { .on_record = ka_model_on_record,
+				     .on_damage = ka_model_on_damage,
 				     .ctx = l->m };
 	int err = kp_reader_new(&c->reader, c->name, &ops);
 	if (err) {
@@ -182,13 +183,13 @@ static void close_connection(struct listener *l, size_t i, bool still_open)
 				"flushed yet)\n", c->name);
 			l->m->silent_live++;
 		} else {
-			err = kp_model_note_empty(l->m, c->name, "empty stream: the producer "
+			err = ka_model_note_empty(l->m, c->name, "empty stream: the producer "
 						  "closed the connection without sending a "
 						  "record (killed before its first flush, or "
 						  "it could not write)");
 		}
 	} else if (!err && still_open) {
-		err = kp_model_note_live(l->m, c->name);
+		err = ka_model_note_live(l->m, c->name);
 	}
 	if (err == -ENOMEM)
 		fprintf(stderr, "kanalyze: %s: out of memory\n", c->name);
@@ -225,25 +226,25 @@ static int read_connection(struct listener *l, struct connection *c)
 
 static void snapshot(struct listener *l, bool tty)
 {
-	const struct kp_report_opts *r = l->o->report;
-	struct kp_report_opts opts = *r;
+	const struct ka_report_opts *r = l->o->report;
+	struct ka_report_opts opts = *r;
 	opts.live = true;
 	if (tty && !opts.top) {
 		struct winsize ws;
 		opts.top = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 14 ?
 				   ws.ws_row - 12 : 20;
 	}
-	kp_model_sort_streams(l->m);
+	ka_model_sort_streams(l->m);
 	double secs = (double)(now_ns() - l->start_ns) / 1e9;
 	if (tty)
 		fputs("\033[H\033[2J", stdout);
 	printf("--- kanalyze --listen %s: %.1f s, %zu producer(s) connected, "
 	       "%" PRIu64 " so far ---\n", l->o->address, secs, l->n_conns, l->accepted);
-	kp_report_table(stdout, l->m, &opts);
+	ka_report_table(stdout, l->m, &opts);
 	fflush(stdout);
 }
 
-int kp_listen(struct kp_model *m, const struct kp_listen_opts *o,
+int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 	      uint64_t *connections)
 {
 	const char *path = strncmp(o->address, "unix:", 5) == 0 ? o->address + 5 :
@@ -283,8 +284,8 @@ int kp_listen(struct kp_model *m, const struct kp_listen_opts *o,
 	fprintf(stderr, "kanalyze: listening on unix:%s (Ctrl-C ends and prints "
 		"the profile)\n", path);
 
-	bool tty = o->report->format == KP_FORMAT_TABLE && isatty(STDOUT_FILENO);
-	bool snapshots = o->refresh_ms && o->report->format == KP_FORMAT_TABLE;
+	bool tty = o->report->format == KA_FORMAT_TABLE && isatty(STDOUT_FILENO);
+	bool snapshots = o->refresh_ms && o->report->format == KA_FORMAT_TABLE;
 	uint64_t next_snapshot = now_ns() + o->refresh_ms * 1000000ull;
 	uint64_t last_close = 0;
 	for (;;) {

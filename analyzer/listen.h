@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kanalyze --listen: a unix stream socket that any number of producers
  * (the shim with KPROF_OUT=unix:PATH) connect to.
@@ -13,12 +14,12 @@
 #include "model.h"
 #include "report.h"
 
-struct kp_listen_opts {
+struct ka_listen_opts {
 	const char *address;   /* "unix:PATH" or a path */
 	const char *save_dir;  /* also write each connection's bytes here */
 	uint64_t refresh_ms;   /* snapshot period; 0 = no snapshots */
 	uint64_t linger_ms;    /* after the last producer closed, wait this long */
-	const struct kp_report_opts *report;
+	const struct ka_report_opts *report;
 };
 
 /*
@@ -27,7 +28,7 @@ struct kp_listen_opts {
  * socket cannot be set up (message printed). *connections is the number
  * of producers that connected.
  */
-int kp_listen(struct kp_model *m, const struct kp_listen_opts *o,
+int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 	      uint64_t *connections);
 
 #endif

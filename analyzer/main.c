@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kanalyze: reads kprof record streams and prints profiles. This file is
  * the command line: options, walking the paths, exit status.
@@ -186,8 +187,8 @@ static const char usage_text[] =
 "  kanalyze --html=report.html --interval=100 /tmp/t\n"
 "  kanalyze --assert 'pending_pipe_readers==0' --assert 'exit_status_max==0' /tmp/t\n";
 
-struct run {
-	struct kp_model model;
+struct ka_inputs {
+	struct ka_model model;
 	size_t printed_damage;
 	size_t inputs_read;
 	size_t inputs_failed;
@@ -209,17 +210,17 @@ static int pick(const char *arg, const char *const *names, int n)
 	return -1;
 }
 
-static void print_new_damage(struct run *run)
+static void print_new_damage(struct ka_inputs *run)
 {
-	struct kp_model *m = &run->model;
+	struct ka_model *m = &run->model;
 	for (; run->printed_damage < m->n_damaged; run->printed_damage++)
-		kp_print_damage(stderr, &m->damaged[run->printed_damage]);
+		ka_print_damage(stderr, &m->damaged[run->printed_damage]);
 }
 
 /* 0, or -ENOMEM (fatal); unreadable files are counted, not returned. */
-static int read_file(struct run *run, const char *path)
+static int read_file(struct ka_inputs *run, const char *path)
 {
-	int err = kp_input_read_file(&run->model, path);
+	int err = ka_input_read_file(&run->model, path);
 	print_new_damage(run);
 	if (err == -ENOMEM)
 		return err;
@@ -241,7 +242,7 @@ static bool is_trace_name(const char *name)
 }
 
 /* Reads the trace files under dir in name order; *found counts them. */
-static int read_dir(struct run *run, const char *dir, int depth, size_t *found)
+static int read_dir(struct ka_inputs *run, const char *dir, int depth, size_t *found)
 {
 	struct dirent **names = NULL;
 	int err = 0;
@@ -277,7 +278,7 @@ static int read_dir(struct run *run, const char *dir, int depth, size_t *found)
 	return err;
 }
 
-static int read_path(struct run *run, const char *path)
+static int read_path(struct ka_inputs *run, const char *path)
 {
 	struct stat st;
 	if (stat(path, &st) < 0) {
@@ -299,9 +300,9 @@ static int read_path(struct run *run, const char *path)
 }
 
 /* Reads one PATH into run; 0, EXIT_USAGE (nothing read) or -errno. */
-static int read_one(struct run *run, const char *path, bool keep_events)
+static int read_one(struct ka_inputs *run, const char *path, bool keep_events)
 {
-	kp_model_init(&run->model);
+	ka_model_init(&run->model);
 	run->model.keep_events = keep_events;
 	int err = read_path(run, path);
 	if (err)
@@ -311,7 +312,7 @@ static int read_one(struct run *run, const char *path, bool keep_events)
 		return EXIT_USAGE;
 	}
 	run->model.whole_tree = run->dirs_read || run->model.files > 1;
-	return kp_model_check_forks(&run->model);
+	return ka_model_check_forks(&run->model);
 }
 
 #define EXIT_STRICT 3
@@ -323,12 +324,12 @@ static int read_one(struct run *run, const char *path, bool keep_events)
  * whether there was any loss, damaged inputs without a stream start
  * included.
  */
-static bool report_losses(const struct kp_model *m, const char *name, bool strict)
+static bool report_losses(const struct ka_model *m, const char *name, bool strict)
 {
-	kp_report_runs(stderr, m, name);
-	uint64_t missing = kp_report_gaps(stderr, m);
-	struct kp_ends ends;
-	kp_report_ends(stderr, m, &ends);
+	ka_report_runs(stderr, m, name);
+	uint64_t missing = ka_report_gaps(stderr, m);
+	struct ka_ends ends;
+	ka_report_ends(stderr, m, &ends);
 	bool lost = missing || m->drops || ends.unended || ends.orphans ||
 		    ends.silent_live || ends.no_start;
 	if (strict && lost)
@@ -343,7 +344,7 @@ static bool report_losses(const struct kp_model *m, const char *name, bool stric
 }
 
 /* Exit status of a two-trace command (--coverage, --diff) that printed. */
-static int pair_status(const struct run *a, const struct run *b, const char *path_a,
+static int pair_status(const struct ka_inputs *a, const struct ka_inputs *b, const char *path_a,
 		       const char *path_b, bool strict)
 {
 	bool lost_a = report_losses(&a->model, path_a, strict);
@@ -365,15 +366,15 @@ enum {
 };
 
 struct cli {
-	struct kp_report_opts opts;
+	struct ka_report_opts opts;
 	bool coverage, diff, sites, folded, strict, blocking, by_errno, after_start;
 	const char *listen, *save, *timeline, *html;
 	uint64_t refresh_ms, linger_ms, interval_ms;
 	const char *asserts[MAX_ASSERTS];
 	size_t n_asserts;
-	const char *debug_dirs[KP_DEBUG_DIRS_MAX];
+	const char *debug_dirs[KA_DEBUG_DIRS_MAX];
 	size_t n_debug_dirs;
-	struct kp_filter filter;
+	struct ka_filter filter;
 };
 
 static int parse_u64(const char *opt, const char *arg, uint64_t *out)
@@ -468,7 +469,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 				usage_error("unknown format '%s' (table, json, csv, markdown)", optarg);
 				return EXIT_USAGE;
 			}
-			cli->opts.format = (enum kp_format)v;
+			cli->opts.format = (enum ka_format)v;
 			break;
 		case 'b':
 			if ((v = pick(optarg, bys, 5)) < 0) {
@@ -477,16 +478,16 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			}
 			cli->by_errno = v == 3;
 			if (v < 3)
-				cli->opts.by = (enum kp_by)v;
+				cli->opts.by = (enum ka_by)v;
 			if (v == 4)
-				cli->opts.by = KP_BY_KIND;
+				cli->opts.by = KA_BY_KIND;
 			break;
 		case 's':
 			if ((v = pick(optarg, sorts, 6)) < 0) {
 				usage_error("unknown sort key '%s' (time, count, avg, retries, errors, name)", optarg);
 				return EXIT_USAGE;
 			}
-			cli->opts.sort = (enum kp_sort)v;
+			cli->opts.sort = (enum ka_sort)v;
 			break;
 		case 'n':
 			if (parse_u64("--top", optarg, &u))
@@ -498,7 +499,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			cli->opts.errors = true;
 			break;
 		case 'e':
-			if (kp_filter_parse_names(&cli->filter, optarg))
+			if (ka_filter_parse_names(&cli->filter, optarg))
 				return EXIT_USAGE;
 			break;
 		case 'p':
@@ -543,15 +544,15 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			cli->asserts[cli->n_asserts++] = optarg;
 			break;
 		case OPT_DEBUG_DIR:
-			if (cli->n_debug_dirs == KP_DEBUG_DIRS_MAX) {
+			if (cli->n_debug_dirs == KA_DEBUG_DIRS_MAX) {
 				usage_error("at most %s --debug-dir options", "8");
 				return EXIT_USAGE;
 			}
 			cli->debug_dirs[cli->n_debug_dirs++] = optarg;
-			kp_symbolize_debug_dirs(cli->debug_dirs, cli->n_debug_dirs);
+			ka_symbolize_debug_dirs(cli->debug_dirs, cli->n_debug_dirs);
 			break;
 		case OPT_PID:
-			if (kp_filter_parse_pids(&cli->filter, optarg))
+			if (ka_filter_parse_pids(&cli->filter, optarg))
 				return EXIT_USAGE;
 			break;
 		case OPT_MIN_DURATION:
@@ -581,11 +582,11 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 	return 0;
 }
 
-static int check_asserts(const struct cli *cli, const struct kp_model *m)
+static int check_asserts(const struct cli *cli, const struct ka_model *m)
 {
 	for (size_t i = 0; i < cli->n_asserts; i++) {
 		char why[256];
-		int r = kp_assert_check(m, cli->asserts[i], why, sizeof(why));
+		int r = ka_assert_check(m, cli->asserts[i], why, sizeof(why));
 		if (r < 0) {
 			fprintf(stderr, "kanalyze: --assert '%s': %s\n", cli->asserts[i], why);
 			return EXIT_USAGE;
@@ -599,7 +600,7 @@ static int check_asserts(const struct cli *cli, const struct kp_model *m)
 	return 0;
 }
 
-static int write_to_file(const char *path, const char *what, const struct kp_model *m,
+static int write_to_file(const char *path, const char *what, const struct ka_model *m,
 			 const struct cli *cli)
 {
 	FILE *f = fopen(path, "w");
@@ -613,9 +614,9 @@ static int write_to_file(const char *path, const char *what, const struct kp_mod
 	/* a regular file is removed when writing fails (/dev/stdout is not) */
 	bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
 	if (strcmp(what, "timeline") == 0)
-		err = kp_write_timeline(f, m, &slices);
+		err = ka_write_timeline(f, m, &slices);
 	else
-		err = kp_write_html(f, m, &cli->opts, cli->interval_ms);
+		err = ka_write_html(f, m, &cli->opts, cli->interval_ms);
 	if (fclose(f) && !err)
 		err = -errno;
 	if (err) {
@@ -629,7 +630,7 @@ static int write_to_file(const char *path, const char *what, const struct kp_mod
 }
 
 /* Calls in event records: those read (recorded) and those kept by the filters. */
-static void count_events(const struct kp_model *m, uint64_t *recorded, uint64_t *kept)
+static void count_events(const struct ka_model *m, uint64_t *recorded, uint64_t *kept)
 {
 	*recorded = *kept = 0;
 	for (size_t i = 0; i < m->n_streams; i++) {
@@ -639,12 +640,12 @@ static void count_events(const struct kp_model *m, uint64_t *recorded, uint64_t 
 }
 
 /* Everything printed from one model; the exit status. */
-static int print_views(struct cli *cli, struct kp_model *m, bool damaged)
+static int print_views(struct cli *cli, struct ka_model *m, bool damaged)
 {
 	int err = 0;
 	bool printed = false;
 
-	kp_model_sort_streams(m);
+	ka_model_sort_streams(m);
 	if (cli->timeline) {
 		uint64_t recorded, kept;
 		count_events(m, &recorded, &kept);
@@ -665,26 +666,26 @@ static int print_views(struct cli *cli, struct kp_model *m, bool damaged)
 		printed = true;
 	}
 	if (cli->sites) {
-		err = kp_report_sites(stdout, m, &cli->opts);
+		err = ka_report_sites(stdout, m, &cli->opts);
 		printed = true;
 	}
 	if (!err && cli->folded) {
-		err = kp_write_folded(stdout, m);
+		err = ka_write_folded(stdout, m);
 		printed = true;
 	}
 	if (!err && cli->interval_ms && !cli->html) {
-		err = kp_report_series(stdout, m, cli->interval_ms, &cli->opts);
+		err = ka_report_series(stdout, m, cli->interval_ms, &cli->opts);
 		printed = true;
 	}
 	if (!err && cli->blocking) {
-		err = kp_report_blocking(stdout, m, &cli->opts);
+		err = ka_report_blocking(stdout, m, &cli->opts);
 		printed = true;
 	}
 	if (!err && cli->by_errno) {
-		err = kp_report_errno_table(stdout, m, &cli->opts);
+		err = ka_report_errno_table(stdout, m, &cli->opts);
 		printed = true;
 	}
-	if (!err && !printed && cli->opts.by == KP_BY_KIND && !kp_model_has_kinds(m)) {
+	if (!err && !printed && cli->opts.by == KA_BY_KIND && !ka_model_has_kinds(m)) {
 		fprintf(stderr, "kanalyze: --by=kind: these traces do not record the kind of "
 			"descriptor each call used (no `kinds` counters: an older "
 			"libkprof.so or kbpf-trace wrote them); the descriptors open at "
@@ -693,17 +694,17 @@ static int print_views(struct cli *cli, struct kp_model *m, bool damaged)
 	}
 	if (!err && !printed) {
 		switch (cli->opts.format) {
-		case KP_FORMAT_TABLE:
-			err = kp_report_table(stdout, m, &cli->opts);
+		case KA_FORMAT_TABLE:
+			err = ka_report_table(stdout, m, &cli->opts);
 			break;
-		case KP_FORMAT_JSON:
-			err = kp_report_json(stdout, m, &cli->opts);
+		case KA_FORMAT_JSON:
+			err = ka_report_json(stdout, m, &cli->opts);
 			break;
-		case KP_FORMAT_CSV:
-			err = kp_report_csv(stdout, m, &cli->opts);
+		case KA_FORMAT_CSV:
+			err = ka_report_csv(stdout, m, &cli->opts);
 			break;
-		case KP_FORMAT_MARKDOWN:
-			err = kp_report_markdown(stdout, m, &cli->opts);
+		case KA_FORMAT_MARKDOWN:
+			err = ka_report_markdown(stdout, m, &cli->opts);
 			break;
 		}
 	}
@@ -729,17 +730,17 @@ static int print_views(struct cli *cli, struct kp_model *m, bool damaged)
  * report (0 or -errno; -ENODATA when it said why itself) and gives the
  * exit status.
  */
-typedef int pair_report(struct run *a, struct run *b, const char *path_a,
+typedef int pair_report(struct ka_inputs *a, struct ka_inputs *b, const char *path_a,
 			const char *path_b, const struct cli *cli);
 
 static int pair_main(const char *name, pair_report *report, bool b_after_start,
 		     const struct cli *cli, const char *path_a, const char *path_b)
 {
-	struct run a = { 0 }, b = { 0 };
+	struct ka_inputs a = { 0 }, b = { 0 };
 	int status = EXIT_USAGE, err;
 
 	/* the event filters rebuild the counts from the events */
-	bool events = kp_filter_needs_events(&cli->filter);
+	bool events = ka_filter_needs_events(&cli->filter);
 	if ((err = read_one(&a, path_a, events)))
 		goto out_a;
 	if ((err = read_one(&b, path_b, b_after_start || events)))
@@ -750,9 +751,9 @@ static int pair_main(const char *name, pair_report *report, bool b_after_start,
 	if (err >= 0)
 		status = pair_status(&a, &b, path_a, path_b, cli->strict);
 out_b:
-	kp_model_free(&b.model);
+	ka_model_free(&b.model);
 out_a:
-	kp_model_free(&a.model);
+	ka_model_free(&a.model);
 	if (err < 0 && err != -ENODATA)
 		fprintf(stderr, "kanalyze: %s: %s\n", name, strerror(-err));
 	return status;
@@ -763,12 +764,12 @@ out_a:
  * traces of one run, the shim under kbpf-trace) --pid must leave processes
  * in both, else that is said. 0, -ENODATA (said) or -errno.
  */
-static int pair_filter(struct run *a, struct run *b, const char *path_a,
-		       const char *path_b, const struct kp_filter *filter, bool need_both)
+static int pair_filter(struct ka_inputs *a, struct ka_inputs *b, const char *path_a,
+		       const char *path_b, const struct ka_filter *filter, bool need_both)
 {
 	int err;
-	if ((err = kp_filter_apply(&a->model, filter)) ||
-	    (err = kp_filter_apply(&b->model, filter)))
+	if ((err = ka_filter_apply(&a->model, filter)) ||
+	    (err = ka_filter_apply(&b->model, filter)))
 		return err == -EINVAL ? -ENODATA : err;
 	if (!need_both || !filter->n_pids || (a->model.n_streams && b->model.n_streams))
 		return 0;
@@ -780,39 +781,39 @@ static int pair_filter(struct run *a, struct run *b, const char *path_a,
 	return -ENODATA;
 }
 
-static int coverage_report(struct run *a, struct run *b, const char *path_a,
+static int coverage_report(struct ka_inputs *a, struct ka_inputs *b, const char *path_a,
 			   const char *path_b, const struct cli *cli)
 {
 	int err = pair_filter(a, b, path_a, path_b, &cli->filter, true);
 	if (err)
 		return err;
-	return kp_report_coverage(stdout, &a->model, &b->model, path_a, path_b,
-				  cli->opts.format == KP_FORMAT_JSON,
-				  cli->opts.format == KP_FORMAT_MARKDOWN, cli->after_start);
+	return ka_report_coverage(stdout, &a->model, &b->model, path_a, path_b,
+				  cli->opts.format == KA_FORMAT_JSON,
+				  cli->opts.format == KA_FORMAT_MARKDOWN, cli->after_start);
 }
 
-static int diff_report(struct run *a, struct run *b, const char *path_a,
+static int diff_report(struct ka_inputs *a, struct ka_inputs *b, const char *path_a,
 		       const char *path_b, const struct cli *cli)
 {
 	size_t regressions = 0;
 	int err = pair_filter(a, b, path_a, path_b, &cli->filter, false);
 	if (err)
 		return err;
-	return kp_report_diff(stdout, &a->model, &b->model, path_a, path_b, &cli->opts,
+	return ka_report_diff(stdout, &a->model, &b->model, path_a, path_b, &cli->opts,
 			      &regressions);
 }
 
 int main(int argc, char **argv)
 {
-	struct cli cli = { .opts = { .format = KP_FORMAT_TABLE, .by = KP_BY_SYSCALL,
-				     .sort = KP_SORT_TIME },
+	struct cli cli = { .opts = { .format = KA_FORMAT_TABLE, .by = KA_BY_SYSCALL,
+				     .sort = KA_SORT_TIME },
 			   .refresh_ms = 1000, .linger_ms = 500 };
-	struct run run = { 0 };
+	struct ka_inputs run = { 0 };
 	int err = 0, status = EXIT_USAGE;
 
 	status = parse_cli(argc, argv, &cli);
 	if (status) {
-		kp_filter_free(&cli.filter);
+		ka_filter_free(&cli.filter);
 		return status < 0 ? 0 : status;
 	}
 	status = EXIT_USAGE;
@@ -840,7 +841,7 @@ int main(int argc, char **argv)
 				" (see kanalyze --help)\n", what, what);
 			goto out_cli;
 		}
-		if (cli.opts.format == KP_FORMAT_CSV) {
+		if (cli.opts.format == KA_FORMAT_CSV) {
 			fprintf(stderr, "kanalyze: %s prints table, json or markdown\n", what);
 			goto out_cli;
 		}
@@ -851,17 +852,17 @@ int main(int argc, char **argv)
 		goto out_cli;
 	}
 
-	kp_model_init(&run.model);
+	ka_model_init(&run.model);
 	run.model.keep_events = cli.timeline || cli.blocking || cli.html ||
-				kp_filter_needs_events(&cli.filter);
+				ka_filter_needs_events(&cli.filter);
 	run.model.keep_history = cli.interval_ms || cli.html;
 	if (cli.listen) {
-		struct kp_listen_opts lo = { .address = cli.listen, .save_dir = cli.save,
+		struct ka_listen_opts lo = { .address = cli.listen, .save_dir = cli.save,
 					     .refresh_ms = cli.refresh_ms,
 					     .linger_ms = cli.linger_ms,
 					     .report = &cli.opts };
 		uint64_t connections = 0;
-		if (kp_listen(&run.model, &lo, &connections))
+		if (ka_listen(&run.model, &lo, &connections))
 			goto out_model;
 		if (!connections) {
 			fprintf(stderr, "kanalyze: no producer connected\n");
@@ -884,7 +885,7 @@ int main(int argc, char **argv)
 	}
 	if (!cli.listen)
 		run.model.whole_tree = run.dirs_read || run.model.files > 1;
-	if ((err = kp_model_check_forks(&run.model))) {
+	if ((err = ka_model_check_forks(&run.model))) {
 		fprintf(stderr, "kanalyze: %s\n", strerror(-err));
 		goto out_model;
 	}
@@ -896,15 +897,15 @@ int main(int argc, char **argv)
 			cli.timeline);
 		goto out_model;
 	}
-	if ((err = kp_filter_apply(&run.model, &cli.filter))) {
+	if ((err = ka_filter_apply(&run.model, &cli.filter))) {
 		if (err != -EINVAL)
 			fprintf(stderr, "kanalyze: %s\n", strerror(-err));
 		goto out_model;
 	}
 	status = print_views(&cli, &run.model, run.model.n_damaged || run.inputs_failed);
 out_model:
-	kp_model_free(&run.model);
+	ka_model_free(&run.model);
 out_cli:
-	kp_filter_free(&cli.filter);
+	ka_filter_free(&cli.filter);
 	return status;
 }

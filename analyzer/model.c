@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Building the model from records, and merging it into profile rows.
  * Every value is type-checked before use; a record whose documented keys
@@ -14,17 +15,17 @@
 #include "model.h"
 #include "syscalls.h"
 
-const char *const kp_fd_kind_names[KP_FD_KINDS] = { "file", "pipe", "socket",
+const char *const ka_fd_kind_names[KA_FD_KINDS] = { "file", "pipe", "socket",
 						     "other" };
 
 #define ERRNO_MAX 4095
 
-void kp_model_init(struct kp_model *m)
+void ka_model_init(struct ka_model *m)
 {
 	memset(m, 0, sizeof(*m));
 }
 
-void kp_sc_free(struct kp_sc_stats *sc)
+void ka_sc_free(struct ka_sc_stats *sc)
 {
 	free(sc->errnos);
 	free(sc->hist);
@@ -39,16 +40,16 @@ void kp_sc_free(struct kp_sc_stats *sc)
 	sc->n_errnos = sc->n_hist = sc->n_sites = sc->n_stacks = 0;
 }
 
-static void thread_clear_stats(struct kp_thread *t)
+static void thread_clear_stats(struct ka_thread *t)
 {
 	for (size_t i = 0; i < t->n_sc; i++)
-		kp_sc_free(&t->sc[i]);
+		ka_sc_free(&t->sc[i]);
 	free(t->sc);
 	t->sc = NULL;
 	t->n_sc = 0;
 }
 
-static void stream_free_header(struct kp_stream *s)
+static void stream_free_header(struct ka_stream *s)
 {
 	free(s->producer);
 	free(s->origin);
@@ -78,14 +79,14 @@ static void stream_free_header(struct kp_stream *s)
 	s->argc = 0;
 }
 
-void kp_thread_free_stats(struct kp_thread *t)
+void ka_thread_free_stats(struct ka_thread *t)
 {
 	thread_clear_stats(t);
 }
 
-static void stream_free(struct kp_stream *s);
+static void stream_free(struct ka_stream *s);
 
-void kp_model_free(struct kp_model *m)
+void ka_model_free(struct ka_model *m)
 {
 	for (size_t i = 0; i < m->n_streams; i++)
 		stream_free(&m->streams[i]);
@@ -110,7 +111,7 @@ void kp_model_free(struct kp_model *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static void stream_free(struct kp_stream *s)
+static void stream_free(struct ka_stream *s)
 {
 	stream_free_header(s);
 	for (size_t t = 0; t < s->n_threads; t++)
@@ -143,13 +144,13 @@ static int grow(void **array, size_t *cap, size_t need, size_t elem)
 }
 
 /* Appends a copy of *e (its strings copied). */
-static int add_damage_entry(struct kp_model *m, const struct kp_damage_entry *e)
+static int add_damage_entry(struct ka_model *m, const struct ka_damage_entry *e)
 {
 	void *p = reallocarray(m->damaged, m->n_damaged + 1, sizeof(*m->damaged));
 	if (!p)
 		return -ENOMEM;
 	m->damaged = p;
-	struct kp_damage_entry *d = &m->damaged[m->n_damaged];
+	struct ka_damage_entry *d = &m->damaged[m->n_damaged];
 	*d = *e;
 	d->file = strdup(e->file);
 	d->reason = strdup(e->reason);
@@ -162,15 +163,15 @@ static int add_damage_entry(struct kp_model *m, const struct kp_damage_entry *e)
 	return 0;
 }
 
-static int add_damage(struct kp_model *m, const char *file, uint64_t offset,
+static int add_damage(struct ka_model *m, const char *file, uint64_t offset,
 		      bool decompressed, const char *reason)
 {
-	return add_damage_entry(m, &(struct kp_damage_entry){
+	return add_damage_entry(m, &(struct ka_damage_entry){
 		.file = (char *)file, .offset = offset,
 		.decompressed = decompressed, .reason = (char *)reason });
 }
 
-void kp_model_on_damage(const struct kp_damage *damage, void *model)
+void ka_model_on_damage(const struct kp_damage *damage, void *model)
 {
 	/* Out of memory here only loses the message; the reader's own
 	 * damaged flag still makes the exit status 2. */
@@ -195,7 +196,7 @@ static uint64_t stream_hash(uint64_t pid, uint64_t stream)
 	return mix64(pid * 0x9e3779b97f4a7c15ULL ^ stream);
 }
 
-static int index_rebuild(struct kp_model *m, size_t size)
+static int index_rebuild(struct ka_model *m, size_t size)
 {
 	uint64_t *index = calloc(size, sizeof(*index));
 	if (!index)
@@ -213,13 +214,13 @@ static int index_rebuild(struct kp_model *m, size_t size)
 	return 0;
 }
 
-static int stream_get(struct kp_model *m, uint64_t pid, uint64_t id,
-		      struct kp_stream **out)
+static int stream_get(struct ka_model *m, uint64_t pid, uint64_t id,
+		      struct ka_stream **out)
 {
 	if (m->index_size) {
 		size_t h = stream_hash(pid, id) & (m->index_size - 1);
 		while (m->index[h]) {
-			struct kp_stream *s = &m->streams[m->index[h] - 1];
+			struct ka_stream *s = &m->streams[m->index[h] - 1];
 			if (s->pid == pid && s->stream == id) {
 				*out = s;
 				return 0;
@@ -231,7 +232,7 @@ static int stream_get(struct kp_model *m, uint64_t pid, uint64_t id,
 		       m->n_streams + 1, sizeof(*m->streams));
 	if (err)
 		return err;
-	struct kp_stream *s = &m->streams[m->n_streams++];
+	struct ka_stream *s = &m->streams[m->n_streams++];
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
 	s->stream = id;
@@ -290,7 +291,7 @@ static int get_str(const msgpack_object *map, const char *key, char **out,
 
 /* A map of uint -> uint with keys below limit, as sorted pairs. */
 static int get_pairs(const msgpack_object *o, uint64_t limit,
-		     struct kp_pair **out, size_t *n)
+		     struct ka_pair **out, size_t *n)
 {
 	*out = NULL;
 	*n = 0;
@@ -300,7 +301,7 @@ static int get_pairs(const msgpack_object *o, uint64_t limit,
 		return -EINVAL;
 	if (o->via.map.size == 0)
 		return 0;
-	struct kp_pair *p = calloc(o->via.map.size, sizeof(*p));
+	struct ka_pair *p = calloc(o->via.map.size, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < o->via.map.size; i++) {
@@ -318,7 +319,7 @@ static int get_pairs(const msgpack_object *o, uint64_t limit,
 
 /* `kinds` of a syscalls entry; kind names this reader does not know are
  * skipped (a later producer may tell more kinds apart). */
-static int parse_kinds(const msgpack_object *o, struct kp_sc_stats *sc)
+static int parse_kinds(const msgpack_object *o, struct ka_sc_stats *sc)
 {
 	if (!o)
 		return 0;
@@ -334,10 +335,10 @@ static int parse_kinds(const msgpack_object *o, struct kp_sc_stats *sc)
 		for (int k = 0; k < 4; k++)
 			if (kp_obj_uint(&v->via.array.ptr[k], &c[k]))
 				return -EINVAL;
-		for (int k = 0; k < KP_FD_KINDS; k++) {
-			size_t n = strlen(kp_fd_kind_names[k]);
+		for (int k = 0; k < KA_FD_KINDS; k++) {
+			size_t n = strlen(ka_fd_kind_names[k]);
 			if (kv->key.via.str.size == n &&
-			    memcmp(kv->key.via.str.ptr, kp_fd_kind_names[k], n) == 0)
+			    memcmp(kv->key.via.str.ptr, ka_fd_kind_names[k], n) == 0)
 				memcpy(sc->kinds[k], c, sizeof(c));
 		}
 	}
@@ -346,7 +347,7 @@ static int parse_kinds(const msgpack_object *o, struct kp_sc_stats *sc)
 }
 
 /* `stacks` of a syscalls entry (kbpf-trace --stacks). */
-static int parse_stacks(const msgpack_object *o, struct kp_sc_stats *sc)
+static int parse_stacks(const msgpack_object *o, struct ka_sc_stats *sc)
 {
 	if (!o)
 		return 0;
@@ -359,7 +360,7 @@ static int parse_stacks(const msgpack_object *o, struct kp_sc_stats *sc)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < o->via.array.size; i++) {
 		const msgpack_object *e = &o->via.array.ptr[i];
-		struct kp_stack *st = &sc->stacks[sc->n_stacks];
+		struct ka_stack *st = &sc->stacks[sc->n_stacks];
 		if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size < 3 ||
 		    e->via.array.ptr[0].type != MSGPACK_OBJECT_ARRAY ||
 		    kp_obj_uint(&e->via.array.ptr[1], &st->count) ||
@@ -380,7 +381,7 @@ static int parse_stacks(const msgpack_object *o, struct kp_sc_stats *sc)
 	return 0;
 }
 
-static int parse_sc_entry(const msgpack_object *o, struct kp_sc_stats *sc,
+static int parse_sc_entry(const msgpack_object *o, struct ka_sc_stats *sc,
 			  struct bad *bad)
 {
 	int err;
@@ -437,7 +438,7 @@ static int parse_sc_entry(const msgpack_object *o, struct kp_sc_stats *sc,
 		}
 		for (uint32_t i = 0; ok && i < sites->via.array.size; i++) {
 			const msgpack_object *e = &sites->via.array.ptr[i];
-			struct kp_site *st = &sc->sites[i];
+			struct ka_site *st = &sc->sites[i];
 			ok = e->type == MSGPACK_OBJECT_ARRAY && e->via.array.size >= 3 &&
 			     !kp_obj_uint(&e->via.array.ptr[0], &st->addr) &&
 			     !kp_obj_uint(&e->via.array.ptr[1], &st->count) &&
@@ -457,7 +458,7 @@ static int parse_sc_entry(const msgpack_object *o, struct kp_sc_stats *sc,
 		return -EINVAL;
 	}
 	if ((err = parse_stacks(kp_map_get(o, "stacks"), sc))) {
-		kp_sc_free(sc);
+		ka_sc_free(sc);
 		bad->key = "stacks";
 		bad->want = "array of [[pc, ...], count, time_ns]";
 		return err;
@@ -466,14 +467,14 @@ static int parse_sc_entry(const msgpack_object *o, struct kp_sc_stats *sc,
 }
 
 /* Keeps the counters of an aggregate for time series. */
-static int history_add(struct kp_model *m, uint64_t pid, uint64_t id,
-		       const struct kp_thread *t)
+static int history_add(struct ka_model *m, uint64_t pid, uint64_t id,
+		       const struct ka_thread *t)
 {
 	int err = grow((void **)&m->history, &m->cap_history, m->n_history + 1,
 		       sizeof(*m->history));
 	if (err)
 		return err;
-	struct kp_snapshot *h = &m->history[m->n_history];
+	struct ka_snapshot *h = &m->history[m->n_history];
 	memset(h, 0, sizeof(*h));
 	h->pid = pid;
 	h->stream = id;
@@ -496,7 +497,7 @@ static int history_add(struct kp_model *m, uint64_t pid, uint64_t id,
 	return 0;
 }
 
-static int on_aggregate(struct kp_model *m, const msgpack_object *map,
+static int on_aggregate(struct ka_model *m, const msgpack_object *map,
 			struct bad *bad)
 {
 	uint64_t pid, id, thread = 0, tid = 0, time_ns = 0;
@@ -517,7 +518,7 @@ static int on_aggregate(struct kp_model *m, const msgpack_object *map,
 		bad->want = "array";
 		return -EINVAL;
 	}
-	struct kp_thread fresh = { .thread = thread, .tid = tid,
+	struct ka_thread fresh = { .thread = thread, .tid = tid,
 				   .time_ns = time_ns, .exited = exited,
 				   .final = final };
 	if (list->via.array.size) {
@@ -536,12 +537,12 @@ static int on_aggregate(struct kp_model *m, const msgpack_object *map,
 
 	if (m->keep_history && (err = history_add(m, pid, id, &fresh)))
 		goto fail;
-	struct kp_stream *s;
+	struct ka_stream *s;
 	err = stream_get(m, pid, id, &s);
 	if (err)
 		goto fail;
 	for (size_t i = 0; i < s->n_threads; i++) {
-		struct kp_thread *t = &s->threads[i];
+		struct ka_thread *t = &s->threads[i];
 		if (t->thread != thread)
 			continue;
 		/* The last aggregate wins. "Last" is by the producer's
@@ -566,7 +567,7 @@ fail:
 	return err;
 }
 
-static int on_header(struct kp_model *m, const msgpack_object *map,
+static int on_header(struct ka_model *m, const msgpack_object *map,
 		     struct bad *bad)
 {
 	uint64_t pid, id;
@@ -620,7 +621,7 @@ static int on_header(struct kp_model *m, const msgpack_object *map,
 		      (err = GET_UINT(clock, "realtime_ns", &u, bad))))
 		return err;
 
-	struct kp_stream *s;
+	struct ka_stream *s;
 	if ((err = stream_get(m, pid, id, &s)))
 		return err;
 	stream_free_header(s);
@@ -653,7 +654,7 @@ static int on_header(struct kp_model *m, const msgpack_object *map,
 
 /* A list of [nr, count] into pairs (a terminating zero pair more). */
 static int pairs_of(const msgpack_object *map, const char *key, bool need,
-		     struct kp_pair **out, size_t *n_out, struct bad *bad)
+		     struct ka_pair **out, size_t *n_out, struct bad *bad)
 {
 	const msgpack_object *list = kp_map_get(map, key);
 	*out = NULL;
@@ -673,7 +674,7 @@ static int pairs_of(const msgpack_object *map, const char *key, bool need,
 		bad->want = "array of [nr, count]";
 		return -EINVAL;
 	}
-	struct kp_pair *p = calloc(list->via.array.size + 1, sizeof(*p));
+	struct ka_pair *p = calloc(list->via.array.size + 1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < list->via.array.size; i++) {
@@ -685,10 +686,10 @@ static int pairs_of(const msgpack_object *map, const char *key, bool need,
 	return 0;
 }
 
-static int on_exit_record(struct kp_model *m, const msgpack_object *map,
+static int on_exit_record(struct ka_model *m, const msgpack_object *map,
 			  struct bad *bad)
 {
-	uint64_t pid, id, fds[KP_FD_KINDS] = { 0 }, readers = 0, writers = 0,
+	uint64_t pid, id, fds[KA_FD_KINDS] = { 0 }, readers = 0, writers = 0,
 				   signal = 0;
 	int64_t status = -1;
 	bool detached = false, after_death = false;
@@ -710,11 +711,11 @@ static int on_exit_record(struct kp_model *m, const msgpack_object *map,
 		bad->want = "map";
 		return -EINVAL;
 	}
-	for (int k = 0; o && k < KP_FD_KINDS; k++)
-		if ((err = GET_UINT(o, kp_fd_kind_names[k], &fds[k], bad)))
+	for (int k = 0; o && k < KA_FD_KINDS; k++)
+		if ((err = GET_UINT(o, ka_fd_kind_names[k], &fds[k], bad)))
 			return err;
 
-	struct kp_stream *s;
+	struct ka_stream *s;
 	if ((err = stream_get(m, pid, id, &s)))
 		return err;
 	s->have_exit = true;
@@ -731,7 +732,7 @@ static int on_exit_record(struct kp_model *m, const msgpack_object *map,
 	return 0;
 }
 
-static int on_drop(struct kp_model *m, const msgpack_object *map,
+static int on_drop(struct ka_model *m, const msgpack_object *map,
 		   struct bad *bad)
 {
 	uint64_t records = 0, events = 0, bytes = 0;
@@ -766,7 +767,7 @@ static int on_drop(struct kp_model *m, const msgpack_object *map,
 	return 0;
 }
 
-static int on_events(struct kp_model *m, const msgpack_object *map,
+static int on_events(struct ka_model *m, const msgpack_object *map,
 		     struct bad *bad)
 {
 	uint64_t pid, id, tid = 0;
@@ -795,7 +796,7 @@ static int on_events(struct kp_model *m, const msgpack_object *map,
 		bad->want = "array of [start_ns, duration_ns, nr, ret, fd, kind]";
 		return -EINVAL;
 	}
-	struct kp_stream *s;
+	struct ka_stream *s;
 	if ((err = stream_get(m, pid, id, &s)))
 		return err;
 	s->events += list->via.array.size;
@@ -807,7 +808,7 @@ static int on_events(struct kp_model *m, const msgpack_object *map,
 		return err;
 	for (uint32_t i = 0; i < list->via.array.size; i++) {
 		const msgpack_object *e = list->via.array.ptr[i].via.array.ptr;
-		struct kp_event *ev = &s->event_list[s->n_event_list++];
+		struct ka_event *ev = &s->event_list[s->n_event_list++];
 		ev->start_ns = e[0].via.u64;
 		ev->duration_ns = e[1].via.u64;
 		ev->nr = e[2].via.u64;
@@ -818,13 +819,13 @@ static int on_events(struct kp_model *m, const msgpack_object *map,
 		if (list->via.array.ptr[i].via.array.size >= 6) {
 			kp_obj_int(&e[4], &ev->fd);
 			/* a kind this reader does not know counts as none */
-			ev->kind = e[5].via.u64 <= KP_FD_KINDS ? (unsigned)e[5].via.u64 : 0;
+			ev->kind = e[5].via.u64 <= KA_FD_KINDS ? (unsigned)e[5].via.u64 : 0;
 		}
 	}
 	return 0;
 }
 
-static bool maps_overlap(const struct kp_map *a, const struct kp_map *b)
+static bool maps_overlap(const struct ka_map *a, const struct ka_map *b)
 {
 	return a->start < b->end && b->start < a->end;
 }
@@ -835,8 +836,8 @@ static bool maps_overlap(const struct kp_map *a, const struct kp_map *b)
  * (a library unloaded since: its call sites are still in the cumulative
  * aggregates). The strings move into out or are freed; returns the count.
  */
-static size_t maps_merge(struct kp_map *out, const struct kp_map *newer, size_t n_newer,
-			 struct kp_map *older, size_t n_older)
+static size_t maps_merge(struct ka_map *out, const struct ka_map *newer, size_t n_newer,
+			 struct ka_map *older, size_t n_older)
 {
 	size_t total = 0;
 	for (size_t i = 0; i < n_newer; i++)
@@ -855,7 +856,7 @@ static size_t maps_merge(struct kp_map *out, const struct kp_map *newer, size_t 
 	return total;
 }
 
-static int on_maps(struct kp_model *m, const msgpack_object *map,
+static int on_maps(struct ka_model *m, const msgpack_object *map,
 		   struct bad *bad)
 {
 	uint64_t pid, id, time_ns = 0;
@@ -882,11 +883,11 @@ static int on_maps(struct kp_model *m, const msgpack_object *map,
 		bad->want = "array of {start, end, offset, path, build_id}";
 		return -EINVAL;
 	}
-	struct kp_stream *s;
+	struct ka_stream *s;
 	if ((err = stream_get(m, pid, id, &s)))
 		return err;
-	struct kp_map *maps = calloc(list->via.array.size + 1, sizeof(*maps));
-	struct kp_map *merged = calloc(list->via.array.size + s->n_maps + 1, sizeof(*merged));
+	struct ka_map *maps = calloc(list->via.array.size + 1, sizeof(*maps));
+	struct ka_map *merged = calloc(list->via.array.size + s->n_maps + 1, sizeof(*merged));
 	if (!maps || !merged) {
 		free(maps);
 		free(merged);
@@ -926,7 +927,7 @@ static uint64_t name_hash(const char *name)
 	return mix64(h);
 }
 
-static int sources_rehash(struct kp_model *m, size_t size)
+static int sources_rehash(struct ka_model *m, size_t size)
 {
 	uint64_t *index = calloc(size, sizeof(*index));
 	if (!index)
@@ -948,7 +949,7 @@ static int sources_rehash(struct kp_model *m, size_t size)
  * come together, so the last one found is tried first; --listen
  * connections interleave, hence the hash table.
  */
-static int source_index(struct kp_model *m, const char *source, size_t *out)
+static int source_index(struct ka_model *m, const char *source, size_t *out)
 {
 	if (m->n_sources && strcmp(m->sources[m->last_source].name, source) == 0) {
 		*out = m->last_source;
@@ -969,7 +970,7 @@ static int source_index(struct kp_model *m, const char *source, size_t *out)
 		       sizeof(*m->sources));
 	if (err)
 		return err;
-	struct kp_source *src = &m->sources[m->n_sources];
+	struct ka_source *src = &m->sources[m->n_sources];
 	src->live = false;
 	if (!(src->name = strdup(source)))
 		return -ENOMEM;
@@ -993,14 +994,14 @@ static int source_index(struct kp_model *m, const char *source, size_t *out)
  * says about the stream's end (an exec, calls after it), and its record
  * number; 0 or -ENOMEM.
  */
-static int stream_note(struct kp_model *m, const struct kp_record *rec)
+static int stream_note(struct ka_model *m, const struct kp_record *rec)
 {
 	uint64_t pid, id, seq = 0;
 	if (kp_get_uint(rec->map, "pid", &pid) || kp_get_uint(rec->map, "stream", &id))
 		return 0;
 	if (kp_get_uint(rec->map, "seq", &seq))
 		seq = 0;
-	struct kp_stream *s;
+	struct ka_stream *s;
 	int err = stream_get(m, pid, id, &s);
 	if (err)
 		return err;
@@ -1053,8 +1054,8 @@ static int stream_note(struct kp_model *m, const struct kp_record *rec)
 	return 0;
 }
 
-uint64_t kp_stream_missing(const struct kp_stream *s,
-			   struct kp_seq_range *holes, size_t max_holes,
+uint64_t ka_stream_missing(const struct ka_stream *s,
+			   struct ka_seq_range *holes, size_t max_holes,
 			   size_t *n_holes)
 {
 	uint64_t missing = 0, next = 1;
@@ -1063,7 +1064,7 @@ uint64_t kp_stream_missing(const struct kp_stream *s,
 		if (s->seq[i].first > next) {
 			missing += s->seq[i].first - next;
 			if (holes && n < max_holes)
-				holes[n] = (struct kp_seq_range){ next, s->seq[i].first - 1 };
+				holes[n] = (struct ka_seq_range){ next, s->seq[i].first - 1 };
 			n++;
 		}
 		next = s->seq[i].last + 1;
@@ -1073,7 +1074,7 @@ uint64_t kp_stream_missing(const struct kp_stream *s,
 	return missing;
 }
 
-void kp_model_remove_stream(struct kp_model *m, size_t i)
+void ka_model_remove_stream(struct ka_model *m, size_t i)
 {
 	stream_free(&m->streams[i]);
 	memmove(&m->streams[i], &m->streams[i + 1],
@@ -1086,7 +1087,7 @@ void kp_model_remove_stream(struct kp_model *m, size_t i)
 	}
 }
 
-struct kp_stream *kp_model_find(struct kp_model *m, uint64_t pid, uint64_t id)
+struct ka_stream *ka_model_find(struct ka_model *m, uint64_t pid, uint64_t id)
 {
 	for (size_t i = 0; i < m->n_streams; i++)
 		if (m->streams[i].pid == pid && m->streams[i].stream == id)
@@ -1132,16 +1133,16 @@ static bool pid_of_file_name(const char *path, uint64_t *pid)
 	return true;
 }
 
-int kp_model_note_empty(struct kp_model *m, const char *source, const char *reason)
+int ka_model_note_empty(struct ka_model *m, const char *source, const char *reason)
 {
-	int err = add_damage_entry(m, &(struct kp_damage_entry){
+	int err = add_damage_entry(m, &(struct ka_damage_entry){
 		.file = (char *)source, .no_start = true, .whole_input = true,
 		.reason = (char *)reason });
 	uint64_t pid;
 	if (err || !pid_of_file_name(source, &pid))
 		return err;
 	/* stream id 0: unknown, the header never made it */
-	struct kp_stream *s;
+	struct ka_stream *s;
 	if ((err = stream_get(m, pid, 0, &s)))
 		return err;
 	if (!s->empty_file && !(s->empty_file = strdup(source)))
@@ -1149,7 +1150,7 @@ int kp_model_note_empty(struct kp_model *m, const char *source, const char *reas
 	return 0;
 }
 
-int kp_model_note_foreign(struct kp_model *m, size_t since, const char *source,
+int ka_model_note_foreign(struct ka_model *m, size_t since, const char *source,
 			  bool decompressed, const char *reason)
 {
 	for (size_t i = since; i < m->n_damaged; i++) {
@@ -1158,24 +1159,24 @@ int kp_model_note_foreign(struct kp_model *m, size_t since, const char *source,
 	}
 	if (since < m->n_damaged)
 		m->n_damaged = since;
-	return add_damage_entry(m, &(struct kp_damage_entry){
+	return add_damage_entry(m, &(struct ka_damage_entry){
 		.file = (char *)source, .decompressed = decompressed,
 		.no_start = true, .whole_input = true, .reason = (char *)reason });
 }
 
-int kp_model_note_damage_summary(struct kp_model *m, const char *source,
+int ka_model_note_damage_summary(struct ka_model *m, const char *source,
 				 uint64_t offset, bool decompressed, uint64_t more)
 {
 	char why[160];
 	snprintf(why, sizeof(why), "%" PRIu64 " more damaged record%s after byte %" PRIu64
 		 "%s (not listed)", more, more == 1 ? "" : "s", offset,
 		 decompressed ? " of the decompressed stream" : "");
-	return add_damage_entry(m, &(struct kp_damage_entry){
+	return add_damage_entry(m, &(struct ka_damage_entry){
 		.file = (char *)source, .offset = offset, .decompressed = decompressed,
 		.whole_input = true, .reason = why });
 }
 
-int kp_model_note_live(struct kp_model *m, const char *source)
+int ka_model_note_live(struct ka_model *m, const char *source)
 {
 	for (size_t i = 0; i < m->n_sources; i++)
 		if (strcmp(m->sources[i].name, source) == 0)
@@ -1183,17 +1184,17 @@ int kp_model_note_live(struct kp_model *m, const char *source)
 	return 0;
 }
 
-bool kp_stream_ended(const struct kp_stream *s)
+bool ka_stream_ended(const struct ka_stream *s)
 {
 	return s->have_exit || (s->exec_path && s->exec_key > s->activity_key);
 }
 
-bool kp_stream_unended(const struct kp_stream *s)
+bool ka_stream_unended(const struct ka_stream *s)
 {
-	return !kp_stream_ended(s) && !s->empty_file;
+	return !ka_stream_ended(s) && !s->empty_file;
 }
 
-bool kp_model_has_pid(const struct kp_model *m, uint64_t pid)
+bool ka_model_has_pid(const struct ka_model *m, uint64_t pid)
 {
 	for (size_t i = 0; i < m->n_streams; i++)
 		if (m->streams[i].pid == pid)
@@ -1201,10 +1202,10 @@ bool kp_model_has_pid(const struct kp_model *m, uint64_t pid)
 	return false;
 }
 
-bool kp_model_fork_orphan(const struct kp_model *m, const struct kp_fork_note *f)
+bool ka_model_fork_orphan(const struct ka_model *m, const struct ka_fork_note *f)
 {
 	/* a filter (--pid) that left the parent out leaves its children out */
-	return f->orphan && kp_model_has_pid(m, f->pid);
+	return f->orphan && ka_model_has_pid(m, f->pid);
 }
 
 static int u64_order(const void *a, const void *b)
@@ -1213,7 +1214,7 @@ static int u64_order(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int kp_model_check_forks(struct kp_model *m)
+int ka_model_check_forks(struct ka_model *m)
 {
 	bool whole = m->whole_tree;
 	/* kbpf-trace follows the whole tree into its output */
@@ -1229,7 +1230,7 @@ int kp_model_check_forks(struct kp_model *m)
 		pids[i] = m->streams[i].pid;
 	qsort(pids, m->n_streams, sizeof(*pids), u64_order);
 	for (size_t i = 0; i < m->n_forks; i++) {
-		struct kp_fork_note *f = &m->forks[i];
+		struct ka_fork_note *f = &m->forks[i];
 		f->orphan = !bsearch(&f->child, pids, m->n_streams, sizeof(*pids), u64_order);
 		/* the same record read twice (a file given twice) counts once */
 		for (size_t k = 0; f->orphan && k < i; k++)
@@ -1243,7 +1244,7 @@ int kp_model_check_forks(struct kp_model *m)
 
 /* fork and exec: only checked; the header links of the new streams
  * already say what they say. */
-static int on_lifecycle(struct kp_model *m, const char *type,
+static int on_lifecycle(struct ka_model *m, const char *type,
 			const msgpack_object *map, struct bad *bad)
 {
 	uint64_t u = 0, pid, id = 0;
@@ -1265,7 +1266,7 @@ static int on_lifecycle(struct kp_model *m, const char *type,
 		if ((err = grow((void **)&m->forks, &m->cap_forks, m->n_forks + 1,
 				sizeof(*m->forks))))
 			return err;
-		struct kp_fork_note *f = &m->forks[m->n_forks++];
+		struct ka_fork_note *f = &m->forks[m->n_forks++];
 		memset(f, 0, sizeof(*f));
 		f->pid = pid;
 		f->stream = id;
@@ -1275,7 +1276,7 @@ static int on_lifecycle(struct kp_model *m, const char *type,
 			f->how[i] = how->via.str.ptr[i] ? how->via.str.ptr[i] : '?';
 	}
 	if (strcmp(type, "exec") == 0 && id) {
-		struct kp_stream *s;
+		struct ka_stream *s;
 		if ((err = stream_get(m, pid, id, &s)))
 			return err;
 		if ((err = get_str(map, "path", &s->exec_path, bad)))
@@ -1287,10 +1288,10 @@ static int on_lifecycle(struct kp_model *m, const char *type,
 }
 
 /* The shim's own syscalls, cumulative: the last record of a stream wins. */
-static int on_own(struct kp_model *m, const msgpack_object *map, struct bad *bad)
+static int on_own(struct ka_model *m, const msgpack_object *map, struct bad *bad)
 {
 	uint64_t pid, id, startup_ns = 0;
-	struct kp_pair *own = NULL, *startup = NULL;
+	struct ka_pair *own = NULL, *startup = NULL;
 	size_t n_own = 0, n_startup = 0;
 	int err;
 	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
@@ -1299,7 +1300,7 @@ static int on_own(struct kp_model *m, const msgpack_object *map, struct bad *bad
 	    (err = pairs_of(map, "syscalls", true, &own, &n_own, bad)) ||
 	    (err = pairs_of(map, "startup", false, &startup, &n_startup, bad)))
 		goto fail;
-	struct kp_stream *s;
+	struct ka_stream *s;
 	if ((err = stream_get(m, pid, id, &s)))
 		goto fail;
 	free(s->own);
@@ -1316,9 +1317,9 @@ fail:
 	return err;
 }
 
-int kp_model_on_record(const struct kp_record *rec, void *model)
+int ka_model_on_record(const struct kp_record *rec, void *model)
 {
-	struct kp_model *m = model;
+	struct ka_model *m = model;
 	struct bad bad = { NULL, NULL };
 	int err;
 
@@ -1329,7 +1330,7 @@ int kp_model_on_record(const struct kp_record *rec, void *model)
 		snprintf(why, sizeof(why), "headerless trace: its first record is %s %s "
 			 "record, not a header (the start of the stream is missing)",
 			 strchr("aeiou", rec->type[0]) ? "an" : "a", rec->type);
-		err = add_damage_entry(m, &(struct kp_damage_entry){
+		err = add_damage_entry(m, &(struct ka_damage_entry){
 			.file = (char *)rec->source, .decompressed = rec->decompressed,
 			.no_start = true, .whole_input = true, .reason = why });
 		if (err)
@@ -1371,7 +1372,7 @@ int kp_model_on_record(const struct kp_record *rec, void *model)
 
 static int stream_order(const void *a, const void *b)
 {
-	const struct kp_stream *x = a, *y = b;
+	const struct ka_stream *x = a, *y = b;
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
 	if (x->pid != y->pid)
@@ -1383,18 +1384,18 @@ static int stream_order(const void *a, const void *b)
 
 static int thread_order(const void *a, const void *b)
 {
-	const struct kp_thread *x = a, *y = b;
+	const struct ka_thread *x = a, *y = b;
 	return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
-void kp_model_sort_streams(struct kp_model *m)
+void ka_model_sort_streams(struct ka_model *m)
 {
 	if (m->n_streams > 1)
 		qsort(m->streams, m->n_streams, sizeof(*m->streams), stream_order);
 	for (size_t i = 0; i < m->n_streams; i++)
 		if (m->streams[i].n_threads > 1)
 			qsort(m->streams[i].threads, m->streams[i].n_threads,
-			      sizeof(struct kp_thread), thread_order);
+			      sizeof(struct ka_thread), thread_order);
 	if (m->index_size && index_rebuild(m, m->index_size)) {
 		/* Without memory the index is dropped; nothing looks
 		 * streams up after sorting. */
@@ -1404,7 +1405,7 @@ void kp_model_sort_streams(struct kp_model *m)
 	}
 }
 
-const char *kp_model_arch(const struct kp_model *m)
+const char *ka_model_arch(const struct ka_model *m)
 {
 	for (size_t i = 0; i < m->n_streams; i++)
 		if (m->streams[i].arch)
@@ -1412,7 +1413,7 @@ const char *kp_model_arch(const struct kp_model *m)
 	return kp_host_arch();
 }
 
-uint64_t kp_model_processes(const struct kp_model *m)
+uint64_t ka_model_processes(const struct ka_model *m)
 {
 	uint64_t n = 0;
 	for (size_t i = 0; i < m->n_streams; i++) {
@@ -1425,7 +1426,7 @@ uint64_t kp_model_processes(const struct kp_model *m)
 	return n;
 }
 
-uint64_t kp_model_threads(const struct kp_model *m)
+uint64_t ka_model_threads(const struct ka_model *m)
 {
 	uint64_t n = 0;
 	for (size_t i = 0; i < m->n_streams; i++)
@@ -1433,7 +1434,7 @@ uint64_t kp_model_threads(const struct kp_model *m)
 	return n;
 }
 
-const char *kp_model_producer(const struct kp_model *m)
+const char *ka_model_producer(const struct ka_model *m)
 {
 	const char *p = NULL;
 	for (size_t i = 0; i < m->n_streams; i++) {
@@ -1447,11 +1448,11 @@ const char *kp_model_producer(const struct kp_model *m)
 	return p;
 }
 
-const char *kp_model_hook_mode(const struct kp_model *m)
+const char *ka_model_hook_mode(const struct ka_model *m)
 {
 	const char *mode = NULL;
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *st = &m->streams[i];
+		const struct ka_stream *st = &m->streams[i];
 		if (!st->producer || strcmp(st->producer, "preload") != 0)
 			continue;
 		const char *h = st->hook_mode ? st->hook_mode : "symbols";
@@ -1462,11 +1463,11 @@ const char *kp_model_hook_mode(const struct kp_model *m)
 	return mode;
 }
 
-const char *kp_model_coverage(const struct kp_model *m)
+const char *ka_model_coverage(const struct ka_model *m)
 {
-	if (!kp_model_producer(m))
+	if (!ka_model_producer(m))
 		return NULL;
-	const char *mode = kp_model_hook_mode(m);
+	const char *mode = ka_model_hook_mode(m);
 	if (mode && strcmp(mode, "mixed") == 0)
 		return "mixed: some processes complete after start-up, some libc exported "
 		       "functions only";
@@ -1476,7 +1477,7 @@ const char *kp_model_coverage(const struct kp_model *m)
 	return NULL;
 }
 
-const char *kp_errno_name(uint64_t err, char *buf, size_t size)
+const char *ka_errno_name(uint64_t err, char *buf, size_t size)
 {
 	const char *name = err && err <= ERRNO_MAX ? strerrorname_np((int)err) :
 						     NULL;
@@ -1490,19 +1491,19 @@ const char *kp_errno_name(uint64_t err, char *buf, size_t size)
 
 static int sc_by_nr(const void *a, const void *b)
 {
-	const struct kp_sc_stats *x = *(const struct kp_sc_stats *const *)a;
-	const struct kp_sc_stats *y = *(const struct kp_sc_stats *const *)b;
+	const struct ka_sc_stats *x = *(const struct ka_sc_stats *const *)a;
+	const struct ka_sc_stats *y = *(const struct ka_sc_stats *const *)b;
 	return x->nr < y->nr ? -1 : x->nr > y->nr;
 }
 
 static int pair_by_key(const void *a, const void *b)
 {
-	const struct kp_pair *x = a, *y = b;
+	const struct ka_pair *x = a, *y = b;
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
 /* Adds counters of one entry (or one row) into row r. */
-static void row_add(struct kp_row *r, uint64_t count, uint64_t time_ns,
+static void row_add(struct ka_row *r, uint64_t count, uint64_t time_ns,
 		    uint64_t min_ns, uint64_t max_ns, uint64_t retries,
 		    uint64_t errors)
 {
@@ -1517,7 +1518,7 @@ static void row_add(struct kp_row *r, uint64_t count, uint64_t time_ns,
 }
 
 /* Sorts and combines equal keys of pairs in place; returns the new count. */
-static size_t pairs_combine(struct kp_pair *p, size_t n)
+static size_t pairs_combine(struct ka_pair *p, size_t n)
 {
 	if (n == 0)
 		return 0;
@@ -1532,8 +1533,8 @@ static size_t pairs_combine(struct kp_pair *p, size_t n)
 	return out + 1;
 }
 
-static int pairs_append(struct kp_pair **dst, size_t *n,
-			const struct kp_pair *src, size_t count)
+static int pairs_append(struct ka_pair **dst, size_t *n,
+			const struct ka_pair *src, size_t count)
 {
 	if (count == 0)
 		return 0;
@@ -1546,7 +1547,7 @@ static int pairs_append(struct kp_pair **dst, size_t *n,
 	return 0;
 }
 
-static void row_name(struct kp_row *r, const char *arch)
+static void row_name(struct ka_row *r, const char *arch)
 {
 	const char *name = r->nr <= UINT_MAX ?
 				   kp_syscall_name(arch, (unsigned)r->nr) :
@@ -1557,29 +1558,29 @@ static void row_name(struct kp_row *r, const char *arch)
 		snprintf(r->name, sizeof(r->name), "syscall_%" PRIu64, r->nr);
 }
 
-static void row_percentiles(struct kp_row *r)
+static void row_percentiles(struct ka_row *r)
 {
 	r->p50_ns = kp_hist_quantile(&r->hist, 0.50, r->min_ns, r->max_ns);
 	r->p90_ns = kp_hist_quantile(&r->hist, 0.90, r->min_ns, r->max_ns);
 	r->p99_ns = kp_hist_quantile(&r->hist, 0.99, r->min_ns, r->max_ns);
 }
 
-int kp_profile_build(struct kp_profile *p, const struct kp_model *m,
-		     const struct kp_stream *stream,
-		     const struct kp_thread *thread)
+int ka_profile_build(struct ka_profile *p, const struct ka_model *m,
+		     const struct ka_stream *stream,
+		     const struct ka_thread *thread)
 {
-	const struct kp_sc_stats **all = NULL;
+	const struct ka_sc_stats **all = NULL;
 	size_t n = 0, cap = 0;
 	int err = 0;
 
 	memset(p, 0, sizeof(*p));
 	snprintf(p->total.name, sizeof(p->total.name), "TOTAL");
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
+		const struct ka_stream *s = &m->streams[i];
 		if (stream && s != stream)
 			continue;
 		for (size_t t = 0; t < s->n_threads; t++) {
-			const struct kp_thread *th = &s->threads[t];
+			const struct ka_thread *th = &s->threads[t];
 			if (thread && th != thread)
 				continue;
 			err = grow((void **)&all, &cap, n + th->n_sc, sizeof(*all));
@@ -1591,7 +1592,7 @@ int kp_profile_build(struct kp_profile *p, const struct kp_model *m,
 	}
 	if (n)
 		qsort(all, n, sizeof(*all), sc_by_nr);
-	const char *arch = stream && stream->arch ? stream->arch : kp_model_arch(m);
+	const char *arch = stream && stream->arch ? stream->arch : ka_model_arch(m);
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		while (j < n && all[j]->nr == all[i]->nr)
@@ -1604,12 +1605,12 @@ int kp_profile_build(struct kp_profile *p, const struct kp_model *m,
 			}
 			p->rows = q;
 		}
-		struct kp_row *r = &p->rows[p->n_rows++];
+		struct ka_row *r = &p->rows[p->n_rows++];
 		memset(r, 0, sizeof(*r));
 		r->nr = all[i]->nr;
 		row_name(r, arch);
 		for (size_t k = i; k < j; k++) {
-			const struct kp_sc_stats *sc = all[k];
+			const struct ka_sc_stats *sc = all[k];
 			row_add(r, sc->count, sc->time_ns, sc->min_ns, sc->max_ns,
 				sc->retries, sc->errors);
 			for (size_t h = 0; h < sc->n_hist; h++)
@@ -1622,7 +1623,7 @@ int kp_profile_build(struct kp_profile *p, const struct kp_model *m,
 		r->n_errnos = pairs_combine(r->errnos, r->n_errnos);
 		row_percentiles(r);
 
-		struct kp_row *t = &p->total;
+		struct ka_row *t = &p->total;
 		row_add(t, r->count, r->time_ns, r->min_ns, r->max_ns, r->retries,
 			r->errors);
 		kp_hist_add(&t->hist, &r->hist);
@@ -1636,11 +1637,11 @@ int kp_profile_build(struct kp_profile *p, const struct kp_model *m,
 out:
 	free(all);
 	if (err)
-		kp_profile_free(p);
+		ka_profile_free(p);
 	return err;
 }
 
-void kp_profile_free(struct kp_profile *p)
+void ka_profile_free(struct ka_profile *p)
 {
 	for (size_t i = 0; i < p->n_rows; i++)
 		free(p->rows[i].errnos);
@@ -1649,24 +1650,24 @@ void kp_profile_free(struct kp_profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static uint64_t row_avg(const struct kp_row *r)
+static uint64_t row_avg(const struct ka_row *r)
 {
 	return r->count ? r->time_ns / r->count : 0;
 }
 
-static enum kp_sort sort_key;
+static enum ka_sort sort_key;
 
 static int row_order(const void *a, const void *b)
 {
-	const struct kp_row *x = a, *y = b;
+	const struct ka_row *x = a, *y = b;
 	uint64_t u = 0, v = 0;
 	switch (sort_key) {
-	case KP_SORT_TIME: u = x->time_ns; v = y->time_ns; break;
-	case KP_SORT_COUNT: u = x->count; v = y->count; break;
-	case KP_SORT_AVG: u = row_avg(x); v = row_avg(y); break;
-	case KP_SORT_RETRIES: u = x->retries; v = y->retries; break;
-	case KP_SORT_ERRORS: u = x->errors; v = y->errors; break;
-	case KP_SORT_NAME: {
+	case KA_SORT_TIME: u = x->time_ns; v = y->time_ns; break;
+	case KA_SORT_COUNT: u = x->count; v = y->count; break;
+	case KA_SORT_AVG: u = row_avg(x); v = row_avg(y); break;
+	case KA_SORT_RETRIES: u = x->retries; v = y->retries; break;
+	case KA_SORT_ERRORS: u = x->errors; v = y->errors; break;
+	case KA_SORT_NAME: {
 		int c = strcmp(x->name, y->name);
 		if (c)
 			return c;
@@ -1678,7 +1679,7 @@ static int row_order(const void *a, const void *b)
 	return x->nr < y->nr ? -1 : x->nr > y->nr;
 }
 
-void kp_profile_sort(struct kp_profile *p, enum kp_sort by)
+void ka_profile_sort(struct ka_profile *p, enum ka_sort by)
 {
 	sort_key = by;
 	if (p->n_rows > 1)

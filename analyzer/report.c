@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the output formats share: sorted profiles, labels and footer. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -5,18 +6,18 @@
 
 #include "report.h"
 
-int kp_report_profile(struct kp_profile *p, const struct kp_model *m,
-		      const struct kp_stream *s, const struct kp_thread *t,
-		      const struct kp_report_opts *o)
+int ka_report_profile(struct ka_profile *p, const struct ka_model *m,
+		      const struct ka_stream *s, const struct ka_thread *t,
+		      const struct ka_report_opts *o)
 {
-	int err = kp_profile_build(p, m, s, t);
+	int err = ka_profile_build(p, m, s, t);
 	if (err)
 		return err;
-	kp_profile_sort(p, o->sort);
+	ka_profile_sort(p, o->sort);
 	return 0;
 }
 
-void kp_format_duration(char *buf, size_t size, double value, int decimals)
+void ka_format_duration(char *buf, size_t size, double value, int decimals)
 {
 	static const double last_digit[] = { 1, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5,
 					      1e-6, 1e-7, 1e-8, 1e-9 };
@@ -32,14 +33,14 @@ void kp_format_duration(char *buf, size_t size, double value, int decimals)
 	snprintf(buf, size, "%.*f", d, value);
 }
 
-size_t kp_report_rows(const struct kp_profile *p,
-		      const struct kp_report_opts *o)
+size_t ka_report_rows(const struct ka_profile *p,
+		      const struct ka_report_opts *o)
 {
 	return o->top && o->top < p->n_rows ? o->top : p->n_rows;
 }
 
-void kp_report_label(char *buf, size_t size, const struct kp_stream *s,
-		     const struct kp_thread *t)
+void ka_report_label(char *buf, size_t size, const struct ka_stream *s,
+		     const struct ka_thread *t)
 {
 	int n;
 	if (t)
@@ -60,7 +61,7 @@ void kp_report_label(char *buf, size_t size, const struct kp_stream *s,
 		snprintf(buf + n, size - (size_t)n, " %s", s->exe);
 }
 
-void kp_print_damage(FILE *out, const struct kp_damage_entry *d)
+void ka_print_damage(FILE *out, const struct ka_damage_entry *d)
 {
 	if (d->whole_input)
 		fprintf(out, "kanalyze: %s: %s\n", d->file, d->reason);
@@ -70,7 +71,7 @@ void kp_print_damage(FILE *out, const struct kp_damage_entry *d)
 			d->decompressed ? " of the decompressed stream" : "");
 }
 
-const char *kp_stream_name(const struct kp_stream *s)
+const char *ka_stream_name(const struct ka_stream *s)
 {
 	const char *path = s->exe && *s->exe ? s->exe :
 			   s->argc && *s->argv[0] ? s->argv[0] : NULL;
@@ -80,15 +81,15 @@ const char *kp_stream_name(const struct kp_stream *s)
 	return base && base[1] ? base + 1 : path;
 }
 
-void kp_report_unended_why(char *buf, size_t size, const struct kp_model *m,
-			   const struct kp_stream *s)
+void ka_report_unended_why(char *buf, size_t size, const struct ka_model *m,
+			   const struct ka_stream *s)
 {
 	bool bpf = s->producer && strcmp(s->producer, "bpf") == 0;
 	if (!s->last_key || s->last_source >= m->n_sources) {
 		snprintf(buf, size, "killed or lost (no whole record of it was read)");
 		return;
 	}
-	const struct kp_source *src = &m->sources[s->last_source];
+	const struct ka_source *src = &m->sources[s->last_source];
 	/*
 	 * kbpf-trace writes an exit record for every stream it followed, also
 	 * for a killed process (with its signal) and for one still running
@@ -103,7 +104,7 @@ void kp_report_unended_why(char *buf, size_t size, const struct kp_model *m,
 		 s->last_decompressed ? "the decompressed stream of " : "", src->name);
 }
 
-void kp_report_errnos(char *buf, size_t size, const struct kp_row *r)
+void ka_report_errnos(char *buf, size_t size, const struct ka_row *r)
 {
 	size_t n = 0;
 	buf[0] = 0;
@@ -111,7 +112,7 @@ void kp_report_errnos(char *buf, size_t size, const struct kp_row *r)
 		char tmp[32];
 		int k = snprintf(buf + n, size - n, "%s%s %" PRIu64,
 				 i ? ", " : "",
-				 kp_errno_name(r->errnos[i].key, tmp, sizeof(tmp)),
+				 ka_errno_name(r->errnos[i].key, tmp, sizeof(tmp)),
 				 r->errnos[i].value);
 		if (k < 0)
 			break;
@@ -119,39 +120,39 @@ void kp_report_errnos(char *buf, size_t size, const struct kp_row *r)
 	}
 }
 
-void kp_model_pending(const struct kp_model *m, uint64_t *readers,
-		      uint64_t *writers, uint64_t fds[KP_FD_KINDS],
+void ka_model_pending(const struct ka_model *m, uint64_t *readers,
+		      uint64_t *writers, uint64_t fds[KA_FD_KINDS],
 		      size_t *exited)
 {
 	*readers = *writers = 0;
 	*exited = 0;
-	memset(fds, 0, KP_FD_KINDS * sizeof(fds[0]));
+	memset(fds, 0, KA_FD_KINDS * sizeof(fds[0]));
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
+		const struct ka_stream *s = &m->streams[i];
 		if (!s->have_exit)
 			continue;
 		(*exited)++;
 		*readers += s->pending_pipe_readers;
 		*writers += s->pending_pipe_writers;
-		for (int k = 0; k < KP_FD_KINDS; k++)
+		for (int k = 0; k < KA_FD_KINDS; k++)
 			fds[k] += s->fds[k];
 	}
 }
 
-void kp_report_footer(FILE *out, const struct kp_model *m, const char *prefix)
+void ka_report_footer(FILE *out, const struct ka_model *m, const char *prefix)
 {
-	uint64_t readers, writers, fds[KP_FD_KINDS];
+	uint64_t readers, writers, fds[KA_FD_KINDS];
 	size_t exited;
 
-	kp_model_pending(m, &readers, &writers, fds, &exited);
+	ka_model_pending(m, &readers, &writers, fds, &exited);
 	fprintf(out, "%sPending pipe readers: %" PRIu64 ", writers: %" PRIu64 "\n",
 		prefix, readers, writers);
 	if (exited)
 		fprintf(out, "%sOpen at exit: pipe %" PRIu64 ", socket %" PRIu64
 			", file %" PRIu64 ", other %" PRIu64
 			" (%zu of %zu streams exited)\n", prefix,
-			fds[KP_FD_PIPE], fds[KP_FD_SOCKET], fds[KP_FD_FILE],
-			fds[KP_FD_OTHER], exited, m->n_streams);
+			fds[KA_FD_PIPE], fds[KA_FD_SOCKET], fds[KA_FD_FILE],
+			fds[KA_FD_OTHER], exited, m->n_streams);
 	if (m->drops) {
 		fprintf(out, "%sDropped: %" PRIu64 " records, %" PRIu64 " events",
 			prefix, m->drop_records, m->drop_events);
@@ -159,18 +160,18 @@ void kp_report_footer(FILE *out, const struct kp_model *m, const char *prefix)
 			fprintf(out, "%s%s", i ? "; " : " (", m->drop_reasons[i]);
 		fprintf(out, "%s\n", m->n_drop_reasons ? ")" : "");
 	}
-	const char *producer = kp_model_producer(m);
-	const char *coverage = kp_model_coverage(m);
+	const char *producer = ka_model_producer(m);
+	const char *coverage = ka_model_coverage(m);
 	fprintf(out, "%sMerged: %" PRIu64 " processes, %zu streams, %" PRIu64
-		" threads", prefix, kp_model_processes(m), m->n_streams,
-		kp_model_threads(m));
+		" threads", prefix, ka_model_processes(m), m->n_streams,
+		ka_model_threads(m));
 	if (producer)
 		fprintf(out, "; %s%s%s", producer, coverage ? ": " : "",
 			coverage ? coverage : "");
 	fprintf(out, "\n");
 	uint64_t own = 0, own_startup = 0, in_progress = 0;
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
+		const struct ka_stream *s = &m->streams[i];
 		for (size_t k = 0; k < s->n_own; k++)
 			own += s->own[k].value;
 		for (size_t k = 0; k < s->n_own_startup; k++)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * CSV output (RFC 4180): one header line, one line per syscall row, times
  * in integer nanoseconds. --by=process, --by=thread and --by=kind prefix
@@ -29,7 +30,7 @@ static void csv_string(FILE *out, const char *s)
 }
 
 /* name..errno of one row; unknown values (--by=kind) are empty. */
-static void print_row(FILE *out, const struct kp_row *r)
+static void print_row(FILE *out, const struct ka_row *r)
 {
 	if (r->no_latency) {
 		fprintf(out, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
@@ -47,39 +48,39 @@ static void print_row(FILE *out, const struct kp_row *r)
 	for (size_t k = 0; k < r->n_errnos; k++) {
 		char buf[32];
 		fprintf(out, "%s%s=%" PRIu64, k ? " " : "",
-			kp_errno_name(r->errnos[k].key, buf, sizeof(buf)),
+			ka_errno_name(r->errnos[k].key, buf, sizeof(buf)),
 			r->errnos[k].value);
 	}
 	fputc('\n', out);
 }
 
-static int print_kind_rows(FILE *out, const struct kp_model *m,
-			   const struct kp_report_opts *o)
+static int print_kind_rows(FILE *out, const struct ka_model *m,
+			   const struct ka_report_opts *o)
 {
-	for (int k = 0; k < KP_KIND_SECTIONS; k++) {
-		struct kp_profile p;
-		int err = kp_kind_profile(&p, m, k, o);
+	for (int k = 0; k < KA_KIND_SECTIONS; k++) {
+		struct ka_profile p;
+		int err = ka_kind_profile(&p, m, k, o);
 		if (err)
 			return err;
-		for (size_t i = 0; i < kp_report_rows(&p, o); i++) {
-			fprintf(out, "%s,", kp_kind_section_name(k));
+		for (size_t i = 0; i < ka_report_rows(&p, o); i++) {
+			fprintf(out, "%s,", ka_kind_section_name(k));
 			print_row(out, &p.rows[i]);
 		}
-		kp_profile_free(&p);
+		ka_profile_free(&p);
 	}
 	return 0;
 }
 
-static int print_rows(FILE *out, const struct kp_model *m,
-		      const struct kp_stream *s, const struct kp_thread *t,
-		      const struct kp_report_opts *o)
+static int print_rows(FILE *out, const struct ka_model *m,
+		      const struct ka_stream *s, const struct ka_thread *t,
+		      const struct ka_report_opts *o)
 {
-	struct kp_profile p;
-	int err = kp_report_profile(&p, m, s, t, o);
+	struct ka_profile p;
+	int err = ka_report_profile(&p, m, s, t, o);
 	if (err)
 		return err;
-	for (size_t i = 0; i < kp_report_rows(&p, o); i++) {
-		const struct kp_row *r = &p.rows[i];
+	for (size_t i = 0; i < ka_report_rows(&p, o); i++) {
+		const struct ka_row *r = &p.rows[i];
 		if (s && t)
 			fprintf(out, "%" PRIu64 ",%016" PRIx64 ",%" PRIu64 ",%" PRIu64 ",",
 				s->pid, s->stream, t->thread, t->tid);
@@ -90,32 +91,32 @@ static int print_rows(FILE *out, const struct kp_model *m,
 		}
 		print_row(out, r);
 	}
-	kp_profile_free(&p);
+	ka_profile_free(&p);
 	return 0;
 }
 
-int kp_report_csv(FILE *out, const struct kp_model *m,
-		  const struct kp_report_opts *o)
+int ka_report_csv(FILE *out, const struct ka_model *m,
+		  const struct ka_report_opts *o)
 {
 	int err = 0;
 
-	if (o->by == KP_BY_PROCESS)
+	if (o->by == KA_BY_PROCESS)
 		fputs("pid,stream,exe,", out);
-	else if (o->by == KP_BY_THREAD)
+	else if (o->by == KA_BY_THREAD)
 		fputs("pid,stream,thread,tid,", out);
-	else if (o->by == KP_BY_KIND)
+	else if (o->by == KA_BY_KIND)
 		fputs("kind,", out);
 	fputs("name,nr,count,time_ns,avg_ns,min_ns,max_ns,retries,errors,"
 	      "p50_ns,p90_ns,p99_ns,errno\n", out);
-	if (o->by == KP_BY_SYSCALL)
+	if (o->by == KA_BY_SYSCALL)
 		return print_rows(out, m, NULL, NULL, o);
-	if (o->by == KP_BY_KIND)
+	if (o->by == KA_BY_KIND)
 		return print_kind_rows(out, m, o);
 	for (size_t i = 0; !err && i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
-		if (o->by == KP_BY_PROCESS)
+		const struct ka_stream *s = &m->streams[i];
+		if (o->by == KA_BY_PROCESS)
 			err = print_rows(out, m, s, NULL, o);
-		for (size_t t = 0; !err && o->by == KP_BY_THREAD && t < s->n_threads; t++)
+		for (size_t t = 0; !err && o->by == KA_BY_THREAD && t < s->n_threads; t++)
 			err = print_rows(out, m, s, &s->threads[t], o);
 	}
 	return err;

@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * JSON output, written with jansson. The keys are a contract with tests
- * and scripts (see --help and DESIGN.md): counters are JSON integers in
+ * and scripts (see --help and README.md): counters are JSON integers in
  * their unit (_ns), 64-bit stream ids are 16-digit hex strings because
  * JSON readers such as jq hold numbers as doubles.
  */
@@ -61,7 +62,7 @@ static void append(json_t *array, json_t *value, int *err)
 		*err = -ENOMEM;
 }
 
-static json_t *row_json(const struct kp_row *r, bool total, int *err)
+static json_t *row_json(const struct ka_row *r, bool total, int *err)
 {
 	json_t *o = json_object();
 	if (!o) {
@@ -91,7 +92,7 @@ static json_t *row_json(const struct kp_row *r, bool total, int *err)
 	json_t *errnos = json_object();
 	for (size_t i = 0; errnos && i < r->n_errnos; i++) {
 		char buf[32];
-		const char *name = kp_errno_name(r->errnos[i].key, buf, sizeof(buf));
+		const char *name = ka_errno_name(r->errnos[i].key, buf, sizeof(buf));
 		json_t *prev = json_object_get(errnos, name);
 		uint64_t v = r->errnos[i].value +
 			     (prev ? (uint64_t)json_integer_value(prev) : 0);
@@ -102,39 +103,39 @@ static json_t *row_json(const struct kp_row *r, bool total, int *err)
 }
 
 /* Adds "total" and "syscalls" of one profile to obj. */
-static int add_profile(json_t *obj, const struct kp_model *m,
-		       const struct kp_stream *s, const struct kp_thread *t,
-		       const struct kp_report_opts *o)
+static int add_profile(json_t *obj, const struct ka_model *m,
+		       const struct ka_stream *s, const struct ka_thread *t,
+		       const struct ka_report_opts *o)
 {
-	struct kp_profile p;
-	int err = kp_report_profile(&p, m, s, t, o);
+	struct ka_profile p;
+	int err = ka_report_profile(&p, m, s, t, o);
 	if (err)
 		return err;
 	json_t *rows = json_array();
 	if (!rows)
 		err = -ENOMEM;
-	for (size_t i = 0; rows && i < kp_report_rows(&p, o); i++)
+	for (size_t i = 0; rows && i < ka_report_rows(&p, o); i++)
 		append(rows, row_json(&p.rows[i], false, &err), &err);
 	set(obj, "total", row_json(&p.total, true, &err), &err);
 	set(obj, "syscalls", rows, &err);
-	kp_profile_free(&p);
+	ka_profile_free(&p);
 	return err;
 }
 
 /* --by=kind: {"file": {"total", "syscalls"}, ..., "none", "unknown"}. */
-static json_t *kinds_json(const struct kp_model *m, const struct kp_report_opts *o,
+static json_t *kinds_json(const struct ka_model *m, const struct ka_report_opts *o,
 			  int *err)
 {
 	json_t *all = json_object();
-	for (int k = 0; all && !*err && k < KP_KIND_SECTIONS; k++) {
-		struct kp_profile p;
+	for (int k = 0; all && !*err && k < KA_KIND_SECTIONS; k++) {
+		struct ka_profile p;
 		json_t *section = json_object(), *rows = json_array();
-		if ((*err = kp_kind_profile(&p, m, k, o))) {
+		if ((*err = ka_kind_profile(&p, m, k, o))) {
 			json_decref(section);
 			json_decref(rows);
 			break;
 		}
-		for (size_t i = 0; rows && i < kp_report_rows(&p, o); i++)
+		for (size_t i = 0; rows && i < ka_report_rows(&p, o); i++)
 			append(rows, row_json(&p.rows[i], false, err), err);
 		if (section) {
 			set(section, "total", row_json(&p.total, true, err), err);
@@ -142,19 +143,19 @@ static json_t *kinds_json(const struct kp_model *m, const struct kp_report_opts 
 		} else {
 			json_decref(rows);
 		}
-		set(all, kp_kind_section_name(k), section, err);
-		kp_profile_free(&p);
+		set(all, ka_kind_section_name(k), section, err);
+		ka_profile_free(&p);
 	}
 	return all;
 }
 
 /* Holes in the stream's record numbers: {"count": N, "seq": [[a, b], ...]}. */
 #define HOLES_LISTED 64
-static json_t *missing_json(const struct kp_stream *s, int *err)
+static json_t *missing_json(const struct ka_stream *s, int *err)
 {
-	struct kp_seq_range holes[HOLES_LISTED];
+	struct ka_seq_range holes[HOLES_LISTED];
 	size_t n = 0;
-	uint64_t missing = kp_stream_missing(s, holes, HOLES_LISTED, &n);
+	uint64_t missing = ka_stream_missing(s, holes, HOLES_LISTED, &n);
 	json_t *j = json_object(), *list = json_array();
 	set(j, "count", jint(missing), err);
 	for (size_t i = 0; list && i < n && i < HOLES_LISTED; i++) {
@@ -167,11 +168,11 @@ static json_t *missing_json(const struct kp_stream *s, int *err)
 	return j;
 }
 
-static json_t *fds_json(const uint64_t fds[KP_FD_KINDS], int *err)
+static json_t *fds_json(const uint64_t fds[KA_FD_KINDS], int *err)
 {
 	json_t *o = json_object();
-	for (int k = 0; o && k < KP_FD_KINDS; k++)
-		set(o, kp_fd_kind_names[k], jint(fds[k]), err);
+	for (int k = 0; o && k < KA_FD_KINDS; k++)
+		set(o, ka_fd_kind_names[k], jint(fds[k]), err);
 	return o;
 }
 
@@ -179,13 +180,13 @@ static json_t *fds_json(const uint64_t fds[KP_FD_KINDS], int *err)
  * process wrote the end), "detached" (tracing ended first), "exec",
  * "running" (a --listen connection still open), "unknown" (no end record:
  * killed or lost), "empty" (the stand-in of an empty trace file). */
-static const char *end_name(const struct kp_model *m, const struct kp_stream *s)
+static const char *end_name(const struct ka_model *m, const struct ka_stream *s)
 {
 	if (s->empty_file)
 		return "empty";
 	if (s->have_exit)
 		return s->exit_detached ? "detached" : s->exit_after_death ? "after_death" : "exit";
-	if (kp_stream_ended(s))
+	if (ka_stream_ended(s))
 		return "exec";
 	if (s->last_key && s->last_source < m->n_sources && m->sources[s->last_source].live)
 		return "running";
@@ -193,19 +194,19 @@ static const char *end_name(const struct kp_model *m, const struct kp_stream *s)
 }
 
 /* Streams without their end, as kanalyze's warnings name them. */
-static json_t *unended_json(const struct kp_model *m, int *err)
+static json_t *unended_json(const struct ka_model *m, int *err)
 {
 	json_t *list = json_array();
 	for (size_t i = 0; list && i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
-		if (!kp_stream_unended(s))
+		const struct ka_stream *s = &m->streams[i];
+		if (!ka_stream_unended(s))
 			continue;
 		bool known = s->last_key && s->last_source < m->n_sources;
 		json_t *j = json_object();
 		set(j, "pid", jint(s->pid), err);
 		set(j, "stream", jid(s->stream), err);
 		set(j, "exe", jstr(s->exe), err);
-		set(j, "name", jstr(kp_stream_name(s)), err);
+		set(j, "name", jstr(ka_stream_name(s)), err);
 		set(j, "producer", jstr(s->producer), err);
 		set(j, "file", known ? jstr(m->sources[s->last_source].name) : json_null(), err);
 		set(j, "byte", known ? jint(s->last_end) : json_null(), err);
@@ -216,12 +217,12 @@ static json_t *unended_json(const struct kp_model *m, int *err)
 	return list;
 }
 
-static json_t *orphans_json(const struct kp_model *m, int *err)
+static json_t *orphans_json(const struct ka_model *m, int *err)
 {
 	json_t *list = json_array();
 	for (size_t i = 0; list && i < m->n_forks; i++) {
-		const struct kp_fork_note *f = &m->forks[i];
-		if (!kp_model_fork_orphan(m, f))
+		const struct ka_fork_note *f = &m->forks[i];
+		if (!ka_model_fork_orphan(m, f))
 			continue;
 		json_t *j = json_object();
 		set(j, "pid", jint(f->pid), err);
@@ -233,8 +234,8 @@ static json_t *orphans_json(const struct kp_model *m, int *err)
 	return list;
 }
 
-static json_t *stream_json(const struct kp_model *m, const struct kp_stream *s,
-			   const struct kp_report_opts *o, int *err)
+static json_t *stream_json(const struct ka_model *m, const struct ka_stream *s,
+			   const struct ka_report_opts *o, int *err)
 {
 	json_t *j = json_object();
 	if (!j) {
@@ -271,11 +272,11 @@ static json_t *stream_json(const struct kp_model *m, const struct kp_stream *s,
 	set(j, "missing_records", missing_json(s, err), err);
 	if (!*err)
 		*err = add_profile(j, m, s, NULL, o);
-	if (o->by != KP_BY_THREAD)
+	if (o->by != KA_BY_THREAD)
 		return j;
 	json_t *threads = json_array();
 	for (size_t t = 0; threads && !*err && t < s->n_threads; t++) {
-		const struct kp_thread *th = &s->threads[t];
+		const struct ka_thread *th = &s->threads[t];
 		json_t *tj = json_object();
 		if (!tj) {
 			*err = -ENOMEM;
@@ -295,14 +296,14 @@ static json_t *stream_json(const struct kp_model *m, const struct kp_stream *s,
 
 /* Per producer merged: its streams and what it could see (its first
  * stream's coverage sentence; the shim's, by hook mode). */
-static json_t *producers_json(const struct kp_model *m, int *err)
+static json_t *producers_json(const struct ka_model *m, int *err)
 {
-	struct kp_runs runs;
-	kp_runs_count(m, &runs);
+	struct ka_runs runs;
+	ka_runs_count(m, &runs);
 	json_t *a = json_array();
 	for (unsigned k = 0; a && !*err && k < runs.n_producers; k++) {
-		struct kp_producer_coverage c;
-		kp_runs_coverage(m, runs.producer[k], &c);
+		struct ka_producer_coverage c;
+		ka_runs_coverage(m, runs.producer[k], &c);
 		json_t *p = json_pack("{s:s, s:I}", "producer", runs.producer[k], "streams",
 				      (json_int_t)runs.streams[k]);
 		if (!p) {
@@ -310,7 +311,7 @@ static json_t *producers_json(const struct kp_model *m, int *err)
 			break;
 		}
 		set(p, "hook_mode", jstr(c.mixed ? "mixed" : c.hook_mode), err);
-		set(p, "coverage", jstr(c.mixed ? kp_model_coverage(m) : c.coverage), err);
+		set(p, "coverage", jstr(c.mixed ? ka_model_coverage(m) : c.coverage), err);
 		append(a, p, err);
 	}
 	if (!a)
@@ -318,31 +319,31 @@ static json_t *producers_json(const struct kp_model *m, int *err)
 	return a;
 }
 
-int kp_report_json(FILE *out, const struct kp_model *m,
-		   const struct kp_report_opts *o)
+int ka_report_json(FILE *out, const struct ka_model *m,
+		   const struct ka_report_opts *o)
 {
 	int err = 0;
-	uint64_t readers, writers, fds[KP_FD_KINDS];
+	uint64_t readers, writers, fds[KA_FD_KINDS];
 	size_t exited;
 	json_t *root = json_object();
 	if (!root)
 		return -ENOMEM;
 
-	set(root, "arch", jstr(kp_model_arch(m)), &err);
-	set(root, "producer", jstr(kp_model_producer(m)), &err);
-	set(root, "coverage", jstr(kp_model_coverage(m)), &err);
-	set(root, "hook_mode", jstr(kp_model_hook_mode(m)), &err);
+	set(root, "arch", jstr(ka_model_arch(m)), &err);
+	set(root, "producer", jstr(ka_model_producer(m)), &err);
+	set(root, "coverage", jstr(ka_model_coverage(m)), &err);
+	set(root, "hook_mode", jstr(ka_model_hook_mode(m)), &err);
 	set(root, "producers", producers_json(m, &err), &err);
 	if (!err)
 		err = add_profile(root, m, NULL, NULL, o);
-	if (!err && o->by == KP_BY_KIND)
+	if (!err && o->by == KA_BY_KIND)
 		set(root, "kind_profiles", kinds_json(m, o, &err), &err);
 	json_t *procs = json_array();
 	for (size_t i = 0; procs && !err && i < m->n_streams; i++)
 		append(procs, stream_json(m, &m->streams[i], o, &err), &err);
 	set(root, "processes", procs, &err);
 
-	kp_model_pending(m, &readers, &writers, fds, &exited);
+	ka_model_pending(m, &readers, &writers, fds, &exited);
 	set(root, "pending_pipe_readers", jint(readers), &err);
 	set(root, "pending_pipe_writers", jint(writers), &err);
 	set(root, "fds_at_exit", fds_json(fds, &err), &err);
@@ -362,7 +363,7 @@ int kp_report_json(FILE *out, const struct kp_model *m,
 
 	json_t *damaged = json_array();
 	for (size_t i = 0; damaged && i < m->n_damaged; i++) {
-		const struct kp_damage_entry *d = &m->damaged[i];
+		const struct ka_damage_entry *d = &m->damaged[i];
 		json_t *dj = json_object();
 		if (dj) {
 			set(dj, "file", jstr(d->file), &err);
@@ -383,9 +384,9 @@ int kp_report_json(FILE *out, const struct kp_model *m,
 		set(counts, "files", jint(m->files), &err);
 		set(counts, "records", jint(m->records), &err);
 		set(counts, "unknown_records", jint(m->unknown_records), &err);
-		set(counts, "processes", jint(kp_model_processes(m)), &err);
+		set(counts, "processes", jint(ka_model_processes(m)), &err);
 		set(counts, "streams", jint(m->n_streams), &err);
-		set(counts, "threads", jint(kp_model_threads(m)), &err);
+		set(counts, "threads", jint(ka_model_threads(m)), &err);
 	}
 	set(root, "counts", counts, &err);
 

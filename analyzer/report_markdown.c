@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Markdown output: the classic profile as a GitHub table, for pasting
  * into issues and pull requests. Same columns and footer as the text
@@ -22,8 +23,8 @@ static void md_text(FILE *out, const char *s)
 	}
 }
 
-static void md_row(FILE *out, const struct kp_row *r, bool total,
-		   const struct kp_report_opts *o)
+static void md_row(FILE *out, const struct ka_row *r, bool total,
+		   const struct ka_report_opts *o)
 {
 	const char *b = total ? "**" : "";
 	if (total)
@@ -31,14 +32,14 @@ static void md_row(FILE *out, const struct kp_row *r, bool total,
 	else
 		fprintf(out, "| %s (%" PRIu64 ") ", r->name, r->nr);
 	char time_ms[32], avg_ms[32];
-	kp_format_duration(time_ms, sizeof(time_ms), (double)r->time_ns / 1e6, 2);
-	kp_format_duration(avg_ms, sizeof(avg_ms),
+	ka_format_duration(time_ms, sizeof(time_ms), (double)r->time_ns / 1e6, 2);
+	ka_format_duration(avg_ms, sizeof(avg_ms),
 			   r->count ? (double)r->time_ns / (double)r->count / 1e6 : 0.0, 3);
 	fprintf(out, "| %s%" PRIu64 "%s | %s%s%s | %s%s%s | %s%" PRIu64 "%s ",
 		b, r->count, b, b, time_ms, b, b, avg_ms, b, b, r->retries, b);
 	if (o->errors) {
 		char buf[1024];
-		kp_report_errnos(buf, sizeof(buf), r);
+		ka_report_errnos(buf, sizeof(buf), r);
 		fprintf(out, "| %s%" PRIu64 "%s | %s ", b, r->errors, b, buf);
 	}
 	if (o->percentiles && r->no_latency)
@@ -47,54 +48,54 @@ static void md_row(FILE *out, const struct kp_row *r, bool total,
 		const uint64_t v[4] = { r->p50_ns, r->p90_ns, r->p99_ns, r->max_ns };
 		for (int k = 0; k < 4; k++) {
 			char us[32];
-			kp_format_duration(us, sizeof(us), (double)v[k] / 1e3, 2);
+			ka_format_duration(us, sizeof(us), (double)v[k] / 1e3, 2);
 			fprintf(out, "| %s ", us);
 		}
 	}
 	fputs("|\n", out);
 }
 
-static void md_table(FILE *out, const struct kp_profile *p,
-		     const struct kp_report_opts *o);
+static void md_table(FILE *out, const struct ka_profile *p,
+		     const struct ka_report_opts *o);
 
-static int md_profile(FILE *out, const struct kp_model *m,
-		      const struct kp_stream *s, const struct kp_thread *t,
-		      const struct kp_report_opts *o)
+static int md_profile(FILE *out, const struct ka_model *m,
+		      const struct ka_stream *s, const struct ka_thread *t,
+		      const struct ka_report_opts *o)
 {
-	struct kp_profile p;
-	int err = kp_report_profile(&p, m, s, t, o);
+	struct ka_profile p;
+	int err = ka_report_profile(&p, m, s, t, o);
 	if (err)
 		return err;
 	md_table(out, &p, o);
-	kp_profile_free(&p);
+	ka_profile_free(&p);
 	return 0;
 }
 
-static int md_kinds(FILE *out, const struct kp_model *m,
-		    const struct kp_report_opts *o)
+static int md_kinds(FILE *out, const struct ka_model *m,
+		    const struct ka_report_opts *o)
 {
-	for (int k = 0; k < KP_KIND_SECTIONS; k++) {
-		struct kp_profile p;
-		int err = kp_kind_profile(&p, m, k, o);
+	for (int k = 0; k < KA_KIND_SECTIONS; k++) {
+		struct ka_profile p;
+		int err = ka_kind_profile(&p, m, k, o);
 		if (err)
 			return err;
 		if (p.total.count) {
-			if (k == KP_KIND_NONE_SECTION)
+			if (k == KA_KIND_NONE_SECTION)
 				fputs("### No descriptor argument\n\n", out);
-			else if (k == KP_KIND_UNKNOWN_SECTION)
+			else if (k == KA_KIND_UNKNOWN_SECTION)
 				fputs("### Descriptor kind not recorded\n\n", out);
 			else
 				fprintf(out, "### Descriptor kind: %s\n\n",
-					kp_kind_section_name(k));
+					ka_kind_section_name(k));
 			md_table(out, &p, o);
 		}
-		kp_profile_free(&p);
+		ka_profile_free(&p);
 	}
 	return 0;
 }
 
-static void md_table(FILE *out, const struct kp_profile *p,
-		     const struct kp_report_opts *o)
+static void md_table(FILE *out, const struct ka_profile *p,
+		     const struct ka_report_opts *o)
 {
 	fputs("| Syscall | Count | Time (ms) | Avg (ms) | Retries ", out);
 	if (o->errors)
@@ -107,7 +108,7 @@ static void md_table(FILE *out, const struct kp_profile *p,
 	if (o->percentiles)
 		fputs("|--:|--:|--:|--:", out);
 	fputs("|\n", out);
-	size_t n = kp_report_rows(p, o);
+	size_t n = ka_report_rows(p, o);
 	for (size_t i = 0; i < n; i++)
 		md_row(out, &p->rows[i], false, o);
 	md_row(out, &p->total, true, o);
@@ -116,23 +117,23 @@ static void md_table(FILE *out, const struct kp_profile *p,
 	fputc('\n', out);
 }
 
-int kp_report_markdown(FILE *out, const struct kp_model *m,
-		       const struct kp_report_opts *o)
+int ka_report_markdown(FILE *out, const struct ka_model *m,
+		       const struct ka_report_opts *o)
 {
 	int err = 0;
 
 	fputs("## Syscall profile\n\n", out);
-	if (o->by == KP_BY_SYSCALL)
+	if (o->by == KA_BY_SYSCALL)
 		err = md_profile(out, m, NULL, NULL, o);
-	if (o->by == KP_BY_KIND)
+	if (o->by == KA_BY_KIND)
 		err = md_kinds(out, m, o);
-	for (size_t i = 0; !err && (o->by == KP_BY_PROCESS || o->by == KP_BY_THREAD) &&
+	for (size_t i = 0; !err && (o->by == KA_BY_PROCESS || o->by == KA_BY_THREAD) &&
 			   i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
+		const struct ka_stream *s = &m->streams[i];
 		char label[512];
-		for (size_t t = 0; !err && t < (o->by == KP_BY_THREAD ? s->n_threads : 1); t++) {
-			const struct kp_thread *th = o->by == KP_BY_THREAD ? &s->threads[t] : NULL;
-			kp_report_label(label, sizeof(label), s, th);
+		for (size_t t = 0; !err && t < (o->by == KA_BY_THREAD ? s->n_threads : 1); t++) {
+			const struct ka_thread *th = o->by == KA_BY_THREAD ? &s->threads[t] : NULL;
+			ka_report_label(label, sizeof(label), s, th);
 			fputs("### ", out);
 			md_text(out, label);
 			fputs("\n\n", out);
@@ -141,6 +142,6 @@ int kp_report_markdown(FILE *out, const struct kp_model *m,
 	}
 	if (err)
 		return err;
-	kp_report_footer(out, m, "- ");
+	ka_report_footer(out, m, "- ");
 	return 0;
 }

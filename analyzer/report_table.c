@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * The classic text profile of DESIGN.md. Column widths start at the
+ * The classic text profile (README.md, kanalyze). Column widths start at the
  * classic ones and widen to fit long names and large numbers, so columns
  * stay aligned whatever the trace holds.
  */
@@ -20,7 +21,7 @@ struct line {
 	char cell[MAX_COLS][CELL];
 };
 
-static int columns(const struct kp_report_opts *o, const char **titles,
+static int columns(const struct ka_report_opts *o, const char **titles,
 		   size_t *widths)
 {
 	static const char *const base[] = { "Syscall", "Count", "Time(ms)",
@@ -46,8 +47,8 @@ static int columns(const struct kp_report_opts *o, const char **titles,
 	return n;
 }
 
-static void fill(struct line *l, const struct kp_row *r, bool total,
-		 const struct kp_report_opts *o)
+static void fill(struct line *l, const struct ka_row *r, bool total,
+		 const struct ka_report_opts *o)
 {
 	int c = 0;
 	if (total)
@@ -55,8 +56,8 @@ static void fill(struct line *l, const struct kp_row *r, bool total,
 	else
 		snprintf(l->cell[c++], CELL, "%s (%" PRIu64 ")", r->name, r->nr);
 	snprintf(l->cell[c++], CELL, "%" PRIu64, r->count);
-	kp_format_duration(l->cell[c++], CELL, (double)r->time_ns / 1e6, 2);
-	kp_format_duration(l->cell[c++], CELL,
+	ka_format_duration(l->cell[c++], CELL, (double)r->time_ns / 1e6, 2);
+	ka_format_duration(l->cell[c++], CELL,
 			   r->count ? (double)r->time_ns / (double)r->count / 1e6 : 0.0, 3);
 	snprintf(l->cell[c++], CELL, "%" PRIu64, r->retries);
 	if (o->errors)
@@ -72,7 +73,7 @@ static void fill(struct line *l, const struct kp_row *r, bool total,
 				snprintf(l->cell[c++], CELL, "-");
 			else if (in_hist || k == 3)
 				/* in us, the same rule */
-				kp_format_duration(l->cell[c++], CELL, (double)v[k] / 1e3, 2);
+				ka_format_duration(l->cell[c++], CELL, (double)v[k] / 1e3, 2);
 			else
 				snprintf(l->cell[c++], CELL, "-");
 		}
@@ -95,13 +96,13 @@ static void print_dashes(FILE *out, size_t n)
 	fputc('\n', out);
 }
 
-static int print_profile(FILE *out, const struct kp_profile *p,
-			 const struct kp_report_opts *o)
+static int print_profile(FILE *out, const struct ka_profile *p,
+			 const struct ka_report_opts *o)
 {
 	const char *titles[MAX_COLS];
 	size_t w[MAX_COLS];
 	int ncols = columns(o, titles, w);
-	size_t nrows = kp_report_rows(p, o);
+	size_t nrows = ka_report_rows(p, o);
 	struct line *lines = calloc(nrows + 2, sizeof(*lines));
 	if (!lines)
 		return -ENOMEM;
@@ -127,7 +128,7 @@ static int print_profile(FILE *out, const struct kp_profile *p,
 		print_line(out, &lines[i + 1], ncols, w);
 		if (o->errors && p->rows[i].n_errnos) {
 			char buf[1024];
-			kp_report_errnos(buf, sizeof(buf), &p->rows[i]);
+			ka_report_errnos(buf, sizeof(buf), &p->rows[i]);
 			fprintf(out, "    errno: %s\n", buf);
 		}
 	}
@@ -139,14 +140,14 @@ static int print_profile(FILE *out, const struct kp_profile *p,
 	return 0;
 }
 
-static void print_exit(FILE *out, const struct kp_model *m, const struct kp_stream *s,
-		       const struct kp_report_opts *o)
+static void print_exit(FILE *out, const struct ka_model *m, const struct ka_stream *s,
+		       const struct ka_report_opts *o)
 {
 	if (s->empty_file) {
 		fprintf(out, "No records: status unknown (the trace file is empty)\n");
 		return;
 	}
-	if (!s->have_exit && kp_stream_ended(s)) {
+	if (!s->have_exit && ka_stream_ended(s)) {
 		fprintf(out, "Replaced by exec of %s\n", s->exec_path);
 		return;
 	}
@@ -156,7 +157,7 @@ static void print_exit(FILE *out, const struct kp_model *m, const struct kp_stre
 	}
 	if (!s->have_exit) {
 		char why[PATH_MAX + 160];
-		kp_report_unended_why(why, sizeof(why), m, s);
+		ka_report_unended_why(why, sizeof(why), m, s);
 		fprintf(out, "No exit record: status unknown (%s)\n", why);
 		return;
 	}
@@ -173,46 +174,46 @@ static void print_exit(FILE *out, const struct kp_model *m, const struct kp_stre
 		", file %" PRIu64 ", other %" PRIu64
 		"; pending pipe readers: %" PRIu64 ", writers: %" PRIu64 "\n",
 		s->exit_detached ? "the end of tracing" : "exit",
-		s->fds[KP_FD_PIPE], s->fds[KP_FD_SOCKET], s->fds[KP_FD_FILE],
-		s->fds[KP_FD_OTHER], s->pending_pipe_readers,
+		s->fds[KA_FD_PIPE], s->fds[KA_FD_SOCKET], s->fds[KA_FD_FILE],
+		s->fds[KA_FD_OTHER], s->pending_pipe_readers,
 		s->pending_pipe_writers);
 }
 
-static int print_section(FILE *out, const struct kp_model *m,
-			 const struct kp_stream *s, const struct kp_thread *t,
-			 const struct kp_report_opts *o)
+static int print_section(FILE *out, const struct ka_model *m,
+			 const struct ka_stream *s, const struct ka_thread *t,
+			 const struct ka_report_opts *o)
 {
-	struct kp_profile p;
+	struct ka_profile p;
 	char label[512];
-	int err = kp_report_profile(&p, m, s, t, o);
+	int err = ka_report_profile(&p, m, s, t, o);
 	if (err)
 		return err;
-	kp_report_label(label, sizeof(label), s, t);
+	ka_report_label(label, sizeof(label), s, t);
 	fprintf(out, "--- %s ---\n", label);
 	err = print_profile(out, &p, o);
 	if (!err && !t)
 		print_exit(out, m, s, o);
 	fputc('\n', out);
-	kp_profile_free(&p);
+	ka_profile_free(&p);
 	return err;
 }
 
 static const char *kind_label(int section)
 {
 	switch (section) {
-	case KP_KIND_NONE_SECTION: return "no descriptor argument";
-	case KP_KIND_UNKNOWN_SECTION: return "descriptor kind not recorded";
+	case KA_KIND_NONE_SECTION: return "no descriptor argument";
+	case KA_KIND_UNKNOWN_SECTION: return "descriptor kind not recorded";
 	default: return NULL;
 	}
 }
 
 /* --by=kind: one table per section that has calls. */
-static int print_kinds(FILE *out, const struct kp_model *m,
-		       const struct kp_report_opts *o)
+static int print_kinds(FILE *out, const struct ka_model *m,
+		       const struct ka_report_opts *o)
 {
-	for (int k = 0; k < KP_KIND_SECTIONS; k++) {
-		struct kp_profile p;
-		int err = kp_kind_profile(&p, m, k, o);
+	for (int k = 0; k < KA_KIND_SECTIONS; k++) {
+		struct ka_profile p;
+		int err = ka_kind_profile(&p, m, k, o);
 		if (err)
 			return err;
 		if (p.total.count) {
@@ -221,11 +222,11 @@ static int print_kinds(FILE *out, const struct kp_model *m,
 				fprintf(out, "--- %s ---\n", label);
 			else
 				fprintf(out, "--- descriptor kind: %s ---\n",
-					kp_kind_section_name(k));
+					ka_kind_section_name(k));
 			err = print_profile(out, &p, o);
 			fputc('\n', out);
 		}
-		kp_profile_free(&p);
+		ka_profile_free(&p);
 		if (err)
 			return err;
 	}
@@ -266,13 +267,13 @@ static int symbols_reason(const char *coverage, char *buf, size_t size)
 }
 
 /* The symbol-mode note: what is missed and why (one reason per distinct one). */
-static void print_symbols_note(FILE *out, const struct kp_model *m, const char *label)
+static void print_symbols_note(FILE *out, const struct ka_model *m, const char *label)
 {
 	char reasons[4][200];
 	int chosen[4], n = 0;
 	bool more = false;
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
+		const struct ka_stream *s = &m->streams[i];
 		char why[200];
 		if (!s->producer || strcmp(s->producer, "preload") != 0)
 			continue;
@@ -310,17 +311,17 @@ static void print_symbols_note(FILE *out, const struct kp_model *m, const char *
 
 /* What the shim could see, by its hook mode (the header's hook_mode); with
  * more than one producer merged, a line for each. */
-static void print_hook_coverage(FILE *out, const struct kp_model *m)
+static void print_hook_coverage(FILE *out, const struct ka_model *m)
 {
-	const char *mode = kp_model_hook_mode(m);
-	struct kp_runs runs;
-	kp_runs_count(m, &runs);
+	const char *mode = ka_model_hook_mode(m);
+	struct ka_runs runs;
+	ka_runs_count(m, &runs);
 	if (runs.n_producers > 1) {
 		for (unsigned k = 0; k < runs.n_producers; k++) {
 			if (!strcmp(runs.producer[k], "preload"))
 				continue;
-			struct kp_producer_coverage c;
-			kp_runs_coverage(m, runs.producer[k], &c);
+			struct ka_producer_coverage c;
+			ka_runs_coverage(m, runs.producer[k], &c);
 			fprintf(out, "coverage of the %s streams (%" PRIu64 "): %s\n",
 				runs.producer[k], runs.streams[k],
 				c.coverage ? c.coverage : "not said");
@@ -342,27 +343,27 @@ static void print_hook_coverage(FILE *out, const struct kp_model *m)
 			     "start-up, some libc exported functions only\n", label);
 }
 
-int kp_report_table(FILE *out, const struct kp_model *m,
-		    const struct kp_report_opts *o)
+int ka_report_table(FILE *out, const struct ka_model *m,
+		    const struct ka_report_opts *o)
 {
 	int err = 0;
 
 	fprintf(out, "=== Syscall Profile ===\n");
 	print_hook_coverage(out, m);
-	if (o->by == KP_BY_SYSCALL) {
-		struct kp_profile p;
-		err = kp_report_profile(&p, m, NULL, NULL, o);
+	if (o->by == KA_BY_SYSCALL) {
+		struct ka_profile p;
+		err = ka_report_profile(&p, m, NULL, NULL, o);
 		if (err)
 			return err;
 		err = print_profile(out, &p, o);
-		kp_profile_free(&p);
+		ka_profile_free(&p);
 	}
-	if (o->by == KP_BY_KIND)
+	if (o->by == KA_BY_KIND)
 		err = print_kinds(out, m, o);
-	for (size_t i = 0; !err && (o->by == KP_BY_PROCESS || o->by == KP_BY_THREAD) &&
+	for (size_t i = 0; !err && (o->by == KA_BY_PROCESS || o->by == KA_BY_THREAD) &&
 			   i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
-		if (o->by == KP_BY_PROCESS) {
+		const struct ka_stream *s = &m->streams[i];
+		if (o->by == KA_BY_PROCESS) {
 			err = print_section(out, m, s, NULL, o);
 			continue;
 		}
@@ -371,7 +372,7 @@ int kp_report_table(FILE *out, const struct kp_model *m,
 	}
 	if (err)
 		return err;
-	kp_report_footer(out, m, "");
+	ka_report_footer(out, m, "");
 	fprintf(out, "=== End Profile ===\n");
 	return 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Inputs that hold more than one run: one directory reused for two runs,
  * or for the shim and kbpf-trace (the same workload traced twice). Their
@@ -13,16 +14,16 @@
 
 #include "views.h"
 
-static const char *producer_of(const struct kp_stream *s)
+static const char *producer_of(const struct ka_stream *s)
 {
 	return s->producer ? s->producer : "?";
 }
 
 /* Whether s has a parent among the streams of its producer. */
-static bool has_parent(const struct kp_model *m, const struct kp_stream *s)
+static bool has_parent(const struct ka_model *m, const struct ka_stream *s)
 {
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *p = &m->streams[i];
+		const struct ka_stream *p = &m->streams[i];
 		if (p == s || !p->have_header || strcmp(producer_of(p), producer_of(s)))
 			continue;
 		if (s->parent_stream && p->stream == s->parent_stream)
@@ -33,7 +34,7 @@ static bool has_parent(const struct kp_model *m, const struct kp_stream *s)
 	return false;
 }
 
-static bool is_root(const struct kp_model *m, const struct kp_stream *s)
+static bool is_root(const struct ka_model *m, const struct ka_stream *s)
 {
 	if (!s->have_header || !s->origin)
 		return false;
@@ -42,12 +43,12 @@ static bool is_root(const struct kp_model *m, const struct kp_stream *s)
 	return !has_parent(m, s);
 }
 
-void kp_runs_coverage(const struct kp_model *m, const char *producer,
-		      struct kp_producer_coverage *c)
+void ka_runs_coverage(const struct ka_model *m, const char *producer,
+		      struct ka_producer_coverage *c)
 {
 	memset(c, 0, sizeof(*c));
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
+		const struct ka_stream *s = &m->streams[i];
 		if (!s->producer || strcmp(s->producer, producer))
 			continue;
 		const char *h = s->hook_mode ? s->hook_mode
@@ -61,18 +62,18 @@ void kp_runs_coverage(const struct kp_model *m, const char *producer,
 	}
 }
 
-void kp_runs_count(const struct kp_model *m, struct kp_runs *r)
+void ka_runs_count(const struct ka_model *m, struct ka_runs *r)
 {
 	memset(r, 0, sizeof(*r));
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
+		const struct ka_stream *s = &m->streams[i];
 		if (!s->have_header)
 			continue;
 		const char *p = producer_of(s);
 		unsigned k = 0;
 		while (k < r->n_producers && strcmp(r->producer[k], p))
 			k++;
-		if (k == r->n_producers && k < KP_RUNS_PRODUCERS)
+		if (k == r->n_producers && k < KA_RUNS_PRODUCERS)
 			r->producer[r->n_producers++] = p;
 		if (k < r->n_producers)
 			r->streams[k]++;
@@ -84,16 +85,16 @@ void kp_runs_count(const struct kp_model *m, struct kp_runs *r)
 			seen = m->streams[j].pid == s->pid && is_root(m, &m->streams[j]);
 		if (seen)
 			continue;
-		if (r->roots < KP_RUNS_SHOWN)
+		if (r->roots < KA_RUNS_SHOWN)
 			r->root[r->roots] = s;
 		r->roots++;
 	}
 }
 
-void kp_report_runs(FILE *out, const struct kp_model *m, const char *name)
+void ka_report_runs(FILE *out, const struct ka_model *m, const char *name)
 {
-	struct kp_runs r;
-	kp_runs_count(m, &r);
+	struct ka_runs r;
+	ka_runs_count(m, &r);
 	if (r.roots <= 1 && r.n_producers <= 1)
 		return;
 	fprintf(out, "kanalyze: warning: %s%s ", name ? name : "the inputs",
@@ -102,14 +103,14 @@ void kp_report_runs(FILE *out, const struct kp_model *m, const char *name)
 		fprintf(out, "%" PRIu64 " runs (", r.roots);
 	else
 		fprintf(out, "one run");
-	for (uint64_t i = 0; r.roots > 1 && i < r.roots && i < KP_RUNS_SHOWN; i++) {
-		const struct kp_stream *s = r.root[i];
+	for (uint64_t i = 0; r.roots > 1 && i < r.roots && i < KA_RUNS_SHOWN; i++) {
+		const struct ka_stream *s = r.root[i];
 		const char *exe = s->exe ? strrchr(s->exe, '/') : NULL;
 		exe = exe ? exe + 1 : s->exe ? s->exe : "?";
 		fprintf(out, "%s%s pid %" PRIu64 " by %s", i ? ", " : "", exe, s->pid,
 			producer_of(s));
 	}
-	if (r.roots > KP_RUNS_SHOWN)
+	if (r.roots > KA_RUNS_SHOWN)
 		fprintf(out, ", ...");
 	fprintf(out, "%s", r.roots > 1 ? ")" : "");
 	if (r.n_producers > 1) {

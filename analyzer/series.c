@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * --interval=MS: a time series from the periodic cumulative aggregates.
  * At each interval boundary the last aggregate of every (stream, thread)
@@ -20,19 +21,19 @@
 
 struct key_state {
 	uint64_t pid, stream, thread;
-	const struct kp_snapshot *last;
+	const struct ka_snapshot *last;
 };
 
-static const struct kp_snapshot **sorted;
+static const struct ka_snapshot **sorted;
 
 static int by_time(const void *a, const void *b)
 {
-	const struct kp_snapshot *x = *(const struct kp_snapshot *const *)a;
-	const struct kp_snapshot *y = *(const struct kp_snapshot *const *)b;
+	const struct ka_snapshot *x = *(const struct ka_snapshot *const *)a;
+	const struct ka_snapshot *y = *(const struct ka_snapshot *const *)b;
 	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
 }
 
-static void apply(const struct kp_snapshot *h, int sign, int64_t *count,
+static void apply(const struct ka_snapshot *h, int sign, int64_t *count,
 		  int64_t *time, int64_t *retries, int64_t *errors)
 {
 	for (size_t i = 0; h && i < h->n_sc; i++) {
@@ -44,8 +45,8 @@ static void apply(const struct kp_snapshot *h, int sign, int64_t *count,
 	}
 }
 
-int kp_series_build(const struct kp_model *m, uint64_t interval_ns,
-		    struct kp_series_point **points, size_t *n_points)
+int ka_series_build(const struct ka_model *m, uint64_t interval_ns,
+		    struct ka_series_point **points, size_t *n_points)
 {
 	*points = NULL;
 	*n_points = 0;
@@ -55,7 +56,7 @@ int kp_series_build(const struct kp_model *m, uint64_t interval_ns,
 	struct key_state *keys = calloc(m->n_history, sizeof(*keys));
 	int64_t *cur = calloc(4 * NRS, sizeof(*cur)), *prev = calloc(4 * NRS, sizeof(*prev));
 	sorted = calloc(m->n_history, sizeof(*sorted));
-	struct kp_series_point *pts = NULL;
+	struct ka_series_point *pts = NULL;
 	size_t n_keys = 0, n = 0;
 	if (!keys || !cur || !prev || !sorted)
 		goto out;
@@ -76,7 +77,7 @@ int kp_series_build(const struct kp_model *m, uint64_t interval_ns,
 	for (size_t k = 0; k < want; k++) {
 		uint64_t end = base + (k + 1) * interval_ns;
 		for (; next < m->n_history && sorted[next]->time_ns < end; next++) {
-			const struct kp_snapshot *h = sorted[next];
+			const struct ka_snapshot *h = sorted[next];
 			struct key_state *ks = NULL;
 			/* linear: a run has few threads */
 			for (size_t j = n_keys; j-- > 0 && !ks;)
@@ -93,7 +94,7 @@ int kp_series_build(const struct kp_model *m, uint64_t interval_ns,
 			apply(h, 1, cur, cur + NRS, cur + 2 * NRS, cur + 3 * NRS);
 			ks->last = h;
 		}
-		struct kp_series_point *p = &pts[n++];
+		struct ka_series_point *p = &pts[n++];
 		p->end_ns = end - base;
 		int64_t best = -1;
 		for (size_t nr = 0; nr < NRS; nr++) {
@@ -126,16 +127,16 @@ out:
 	return err;
 }
 
-int kp_report_series(FILE *out, const struct kp_model *m, uint64_t interval_ms,
-		     const struct kp_report_opts *o)
+int ka_report_series(FILE *out, const struct ka_model *m, uint64_t interval_ms,
+		     const struct ka_report_opts *o)
 {
-	struct kp_series_point *p = NULL;
+	struct ka_series_point *p = NULL;
 	size_t n = 0;
-	int err = kp_series_build(m, interval_ms * 1000000ull, &p, &n);
+	int err = ka_series_build(m, interval_ms * 1000000ull, &p, &n);
 	if (err)
 		return err;
-	const char *arch = kp_model_arch(m);
-	bool csv = o->format == KP_FORMAT_CSV, json = o->format == KP_FORMAT_JSON;
+	const char *arch = ka_model_arch(m);
+	bool csv = o->format == KA_FORMAT_CSV, json = o->format == KA_FORMAT_JSON;
 	if (json)
 		fprintf(out, "{\"interval_ms\":%" PRIu64 ",\"points\":[", interval_ms);
 	else if (csv)

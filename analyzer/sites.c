@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Call sites: the shim's per-syscall return addresses of the hooked libc
  * functions, or the innermost frame outside libc and the dynamic loader
@@ -22,16 +23,16 @@
 
 static int row_cmp_key(const void *a, const void *b)
 {
-	const struct kp_site_row *x = a, *y = b;
+	const struct ka_site_row *x = a, *y = b;
 	if (x->nr != y->nr)
 		return x->nr < y->nr ? -1 : 1;
 	return strcmp(x->where, y->where);
 }
 
 /* The C library and the dynamic loader: a site is the code that called them. */
-static bool in_libc(const struct kp_stream *s, uint64_t pc)
+static bool in_libc(const struct ka_stream *s, uint64_t pc)
 {
-	const struct kp_map *mp = kp_map_of(s, pc);
+	const struct ka_map *mp = ka_map_of(s, pc);
 	if (!mp)
 		return false;
 	const char *base = strrchr(mp->path, '/');
@@ -46,25 +47,25 @@ static bool in_libc(const struct kp_stream *s, uint64_t pc)
  * no mapping (code without frame pointers left a register value in the
  * chain; what follows it was read through that value, so it is noise).
  */
-static size_t stack_depth(const struct kp_stream *s, const struct kp_stack *st)
+static size_t stack_depth(const struct ka_stream *s, const struct ka_stack *st)
 {
 	for (size_t f = 0; f < st->depth; f++)
-		if (!kp_map_of(s, st->pcs[f] - 1)) /* frames are return addresses */
+		if (!ka_map_of(s, st->pcs[f] - 1)) /* frames are return addresses */
 			return f + 1;
 	return st->depth;
 }
 
 /* The frame of a stack that stands for its call site. */
-static uint64_t stack_site(const struct kp_stream *s, const struct kp_stack *st)
+static uint64_t stack_site(const struct ka_stream *s, const struct ka_stack *st)
 {
 	for (size_t f = 0; f < st->depth; f++)
-		if (kp_map_of(s, st->pcs[f] - 1) && !in_libc(s, st->pcs[f] - 1))
+		if (ka_map_of(s, st->pcs[f] - 1) && !in_libc(s, st->pcs[f] - 1))
 			return st->pcs[f];
 	return st->pcs[0];
 }
 
-static int add_row(struct kp_site_row **r, size_t *n, size_t *cap,
-		   struct kp_site_row **out)
+static int add_row(struct ka_site_row **r, size_t *n, size_t *cap,
+		   struct ka_site_row **out)
 {
 	if (*n == *cap) {
 		*cap = *cap ? *cap * 2 : 64;
@@ -81,7 +82,7 @@ static int add_row(struct kp_site_row **r, size_t *n, size_t *cap,
 #define UNKNOWN_SITE "[unknown site]"
 
 /* Whether any stream of the model has kbpf-trace stacks. */
-static bool model_has_stacks(const struct kp_model *m)
+static bool model_has_stacks(const struct ka_model *m)
 {
 	for (size_t i = 0; i < m->n_streams; i++)
 		for (size_t t = 0; t < m->streams[i].n_threads; t++)
@@ -93,7 +94,7 @@ static bool model_has_stacks(const struct kp_model *m)
 
 /* A stream whose calls all belong at a site: the shim records one per call
  * (or "other"); kbpf-trace does with --stacks. */
-static bool stream_has_sites(const struct kp_stream *s, bool stacks)
+static bool stream_has_sites(const struct ka_stream *s, bool stacks)
 {
 	return (s->producer && !strcmp(s->producer, "preload")) || stacks;
 }
@@ -105,7 +106,7 @@ static bool stream_has_sites(const struct kp_stream *s, bool stacks)
  * Shown as "[unknown site]" so that sites and folded stacks sum to the
  * profile's counts.
  */
-static uint64_t sc_unattributed(const struct kp_sc_stats *sc, bool stacks,
+static uint64_t sc_unattributed(const struct ka_sc_stats *sc, bool stacks,
 				uint64_t *time_ns)
 {
 	uint64_t count = 0, time = 0;
@@ -134,29 +135,29 @@ static void syscall_label(char *out, size_t size, const char *arch, uint64_t nr)
  * stacks; the rest of each syscall's calls at "[unknown site]" (with
  * stacks false, only for the shim's streams: the caller writes the
  * stacks' streams whole). */
-static int collect_sites(const struct kp_model *m, bool stacks,
-			 struct kp_site_row **rows, size_t *n_rows)
+static int collect_sites(const struct ka_model *m, bool stacks,
+			 struct ka_site_row **rows, size_t *n_rows)
 {
 	bool any_stacks = stacks && model_has_stacks(m);
-	struct kp_symbolizer *sym = NULL;
-	struct kp_site_row *r = NULL;
+	struct ka_symbolizer *sym = NULL;
+	struct ka_site_row *r = NULL;
 	size_t n = 0, cap = 0;
-	int err = kp_symbolizer_new(&sym);
+	int err = ka_symbolizer_new(&sym);
 	if (err)
 		return err;
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
-		const char *arch = s->arch ? s->arch : kp_model_arch(m);
+		const struct ka_stream *s = &m->streams[i];
+		const char *arch = s->arch ? s->arch : ka_model_arch(m);
 		for (size_t t = 0; t < s->n_threads; t++) {
-			const struct kp_thread *th = &s->threads[t];
+			const struct ka_thread *th = &s->threads[t];
 			for (size_t k = 0; k < th->n_sc; k++) {
-				const struct kp_sc_stats *sc = &th->sc[k];
+				const struct ka_sc_stats *sc = &th->sc[k];
 				size_t n_stacks = stacks ? sc->n_stacks : 0;
 				uint64_t rest_ns = 0, rest = 0;
 				if (stream_has_sites(s, any_stacks))
 					rest = sc_unattributed(sc, stacks, &rest_ns);
 				for (size_t j = 0; j < sc->n_sites + n_stacks + (rest != 0); j++) {
-					struct kp_site_row *x;
+					struct ka_site_row *x;
 					if ((err = add_row(&r, &n, &cap, &x)))
 						goto out;
 					x->nr = sc->nr;
@@ -168,15 +169,15 @@ static int collect_sites(const struct kp_model *m, bool stacks,
 						continue;
 					}
 					if (j < sc->n_sites) {
-						kp_symbolize(sym, s, sc->sites[j].addr, x->where,
+						ka_symbolize(sym, s, sc->sites[j].addr, x->where,
 							     sizeof(x->where));
 						x->count = sc->sites[j].count;
 						x->time_ns = sc->sites[j].time_ns;
 						continue;
 					}
-					const struct kp_stack *st = &sc->stacks[j - sc->n_sites];
+					const struct ka_stack *st = &sc->stacks[j - sc->n_sites];
 					if (st->depth)
-						kp_symbolize(sym, s, stack_site(s, st), x->where,
+						ka_symbolize(sym, s, stack_site(s, st), x->where,
 							     sizeof(x->where));
 					else
 						snprintf(x->where, sizeof(x->where), "[unknown stack]");
@@ -200,7 +201,7 @@ static int collect_sites(const struct kp_model *m, bool stacks,
 	}
 	n = out;
 out:
-	kp_symbolizer_free(sym);
+	ka_symbolizer_free(sym);
 	if (err) {
 		free(r);
 		return err;
@@ -210,27 +211,27 @@ out:
 	return 0;
 }
 
-int kp_sites_collect(const struct kp_model *m, struct kp_site_row **rows,
+int ka_sites_collect(const struct ka_model *m, struct ka_site_row **rows,
 		     size_t *n_rows)
 {
 	return collect_sites(m, true, rows, n_rows);
 }
 
-int kp_report_sites(FILE *out, const struct kp_model *m,
-		    const struct kp_report_opts *o)
+int ka_report_sites(FILE *out, const struct ka_model *m,
+		    const struct ka_report_opts *o)
 {
-	struct kp_site_row *rows = NULL;
+	struct ka_site_row *rows = NULL;
 	size_t n = 0;
-	struct kp_profile p;
-	int err = kp_sites_collect(m, &rows, &n);
+	struct ka_profile p;
+	int err = ka_sites_collect(m, &rows, &n);
 	if (err)
 		return err;
-	if ((err = kp_report_profile(&p, m, NULL, NULL, o))) {
+	if ((err = ka_report_profile(&p, m, NULL, NULL, o))) {
 		free(rows);
 		return err;
 	}
 	size_t per = !o->top_given ? DEFAULT_SITES_PER_SYSCALL : o->top ? o->top : SIZE_MAX;
-	bool json = o->format == KP_FORMAT_JSON;
+	bool json = o->format == KA_FORMAT_JSON;
 	if (json)
 		fprintf(out, "{\"syscalls\":[");
 	else if (per == SIZE_MAX)
@@ -239,7 +240,7 @@ int kp_report_sites(FILE *out, const struct kp_model *m,
 		fprintf(out, "=== Call Sites (top %zu per syscall, by time) ===\n", per);
 	bool any = false, first = true;
 	for (size_t i = 0; i < p.n_rows; i++) {
-		const struct kp_row *row = &p.rows[i];
+		const struct ka_row *row = &p.rows[i];
 		/* the sites of this syscall, best first (selection: lists are short) */
 		size_t first_site = n, count = 0;
 		for (size_t k = 0; k < n; k++)
@@ -251,11 +252,11 @@ int kp_report_sites(FILE *out, const struct kp_model *m,
 		if (!count)
 			continue;
 		any = true;
-		struct kp_site_row *s = &rows[first_site];
+		struct ka_site_row *s = &rows[first_site];
 		for (size_t a = 0; a < count; a++)
 			for (size_t b = a + 1; b < count; b++)
 				if (s[b].time_ns > s[a].time_ns) {
-					struct kp_site_row t = s[a];
+					struct ka_site_row t = s[a];
 					s[a] = s[b];
 					s[b] = t;
 				}
@@ -265,7 +266,7 @@ int kp_report_sites(FILE *out, const struct kp_model *m,
 			first = false;
 			for (size_t a = 0; a < count && a < per; a++) {
 				fprintf(out, "%s{\"site\":", a ? "," : "");
-				kp_json_string(out, s[a].where);
+				ka_json_string(out, s[a].where);
 				fprintf(out, ",\"count\":%" PRIu64 ",\"time_ns\":%" PRIu64 "}",
 					s[a].count, s[a].time_ns);
 			}
@@ -287,7 +288,7 @@ int kp_report_sites(FILE *out, const struct kp_model *m,
 			"kbpf-trace with --stacks).\n=== End Call Sites ===\n");
 	else
 		fprintf(out, "=== End Call Sites ===\n");
-	kp_profile_free(&p);
+	ka_profile_free(&p);
 	free(rows);
 	return 0;
 }
@@ -319,8 +320,8 @@ static int cmp_line(const void *a, const void *b)
 }
 
 /* One stack, root first: "lib`caller;...;lib`innermost;syscall". */
-static char *folded_stack(struct kp_symbolizer *sym, const struct kp_stream *s,
-			  const struct kp_stack *st, const char *syscall)
+static char *folded_stack(struct ka_symbolizer *sym, const struct ka_stream *s,
+			  const struct ka_stack *st, const char *syscall)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -331,7 +332,7 @@ static char *folded_stack(struct kp_symbolizer *sym, const struct kp_stream *s,
 		fputs("[unknown_stack];", f);
 	for (size_t k = stack_depth(s, st); k-- > 0;) {
 		char where[256], frame[300];
-		kp_symbolize(sym, s, st->pcs[k], where, sizeof(where));
+		ka_symbolize(sym, s, st->pcs[k], where, sizeof(where));
 		folded_frame(frame, sizeof(frame), where);
 		fprintf(f, "%s;", frame);
 	}
@@ -344,21 +345,21 @@ static char *folded_stack(struct kp_symbolizer *sym, const struct kp_stream *s,
 }
 
 /* kbpf-trace's stacks, whole; identical lines merged. */
-static int write_folded_stacks(FILE *out, const struct kp_model *m)
+static int write_folded_stacks(FILE *out, const struct ka_model *m)
 {
-	struct kp_symbolizer *sym = NULL;
+	struct ka_symbolizer *sym = NULL;
 	struct folded_line *lines = NULL;
 	size_t n = 0, cap = 0;
-	int err = kp_symbolizer_new(&sym);
+	int err = ka_symbolizer_new(&sym);
 	if (err)
 		return err;
 	for (size_t i = 0; i < m->n_streams && !err; i++) {
-		const struct kp_stream *s = &m->streams[i];
-		const char *arch = s->arch ? s->arch : kp_model_arch(m);
+		const struct ka_stream *s = &m->streams[i];
+		const char *arch = s->arch ? s->arch : ka_model_arch(m);
 		for (size_t t = 0; t < s->n_threads && !err; t++) {
-			const struct kp_thread *th = &s->threads[t];
+			const struct ka_thread *th = &s->threads[t];
 			for (size_t k = 0; k < th->n_sc && !err; k++) {
-				const struct kp_sc_stats *sc = &th->sc[k];
+				const struct ka_sc_stats *sc = &th->sc[k];
 				char syscall[40];
 				syscall_label(syscall, sizeof(syscall), arch, sc->nr);
 				uint64_t rest_ns, rest = 0;
@@ -405,13 +406,13 @@ static int write_folded_stacks(FILE *out, const struct kp_model *m)
 	for (size_t i = 0; i < n; i++)
 		free(lines[i].text);
 	free(lines);
-	kp_symbolizer_free(sym);
+	ka_symbolizer_free(sym);
 	return err;
 }
 
-int kp_write_folded(FILE *out, const struct kp_model *m)
+int ka_write_folded(FILE *out, const struct ka_model *m)
 {
-	struct kp_site_row *rows = NULL;
+	struct ka_site_row *rows = NULL;
 	size_t n = 0;
 	bool stacks = model_has_stacks(m);
 	int err = stacks ? write_folded_stacks(out, m) : 0;

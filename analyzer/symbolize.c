@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Call-site symbolization with libelf; see symbolize.h. */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,22 +30,22 @@ struct elf_file {
 	size_t n_segs;
 };
 
-struct kp_symbolizer {
+struct ka_symbolizer {
 	struct elf_file *files;
 	size_t n_files;
 };
 
-static const char *debug_dirs[KP_DEBUG_DIRS_MAX] = { "/usr/lib/debug" };
+static const char *debug_dirs[KA_DEBUG_DIRS_MAX] = { "/usr/lib/debug" };
 static size_t n_debug_dirs = 1;
 
-void kp_symbolize_debug_dirs(const char *const *dirs, size_t n)
+void ka_symbolize_debug_dirs(const char *const *dirs, size_t n)
 {
-	n_debug_dirs = n < KP_DEBUG_DIRS_MAX ? n : KP_DEBUG_DIRS_MAX;
+	n_debug_dirs = n < KA_DEBUG_DIRS_MAX ? n : KA_DEBUG_DIRS_MAX;
 	for (size_t i = 0; i < n_debug_dirs; i++)
 		debug_dirs[i] = dirs[i];
 }
 
-int kp_symbolizer_new(struct kp_symbolizer **out)
+int ka_symbolizer_new(struct ka_symbolizer **out)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
@@ -52,7 +53,7 @@ int kp_symbolizer_new(struct kp_symbolizer **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-void kp_symbolizer_free(struct kp_symbolizer *sym)
+void ka_symbolizer_free(struct ka_symbolizer *sym)
 {
 	if (!sym)
 		return;
@@ -213,7 +214,7 @@ static void load(struct elf_file *f)
 	}
 }
 
-static struct elf_file *file_get(struct kp_symbolizer *sym, const struct kp_map *mp)
+static struct elf_file *file_get(struct ka_symbolizer *sym, const struct ka_map *mp)
 {
 	const char *bid = mp->build_id ? mp->build_id : "";
 	for (size_t i = 0; i < sym->n_files; i++)
@@ -244,7 +245,7 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-const struct kp_map *kp_map_of(const struct kp_stream *s, uint64_t pc)
+const struct ka_map *ka_map_of(const struct ka_stream *s, uint64_t pc)
 {
 	for (size_t i = 0; i < s->n_maps; i++)
 		if (pc >= s->maps[i].start && pc < s->maps[i].end)
@@ -252,7 +253,7 @@ const struct kp_map *kp_map_of(const struct kp_stream *s, uint64_t pc)
 	return NULL;
 }
 
-void kp_symbolize(struct kp_symbolizer *sym, const struct kp_stream *s,
+void ka_symbolize(struct ka_symbolizer *sym, const struct ka_stream *s,
 		  uint64_t addr, char *buf, size_t size)
 {
 	if (addr == 0) {
@@ -260,7 +261,7 @@ void kp_symbolize(struct kp_symbolizer *sym, const struct kp_stream *s,
 		return;
 	}
 	uint64_t pc = addr - 1; /* inside the call instruction */
-	const struct kp_map *mp = kp_map_of(s, pc);
+	const struct ka_map *mp = ka_map_of(s, pc);
 	if (!mp) {
 		snprintf(buf, size, "0x%" PRIx64, addr);
 		return;

@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Address -> "function (library)" for call sites, with elfutils libelf:
  * the stream's mappings (its `maps` records merged) give file and offset,
  * the file's PT_LOAD headers turn the offset into a link-time address,
  * and the symbol tables name it: a separate debug file found by build-id
  * under /usr/lib/debug/.build-id (or the directories given to
- * kp_symbolize_debug_dirs) when present, else .symtab, else .dynsym (all a
+ * ka_symbolize_debug_dirs) when present, else .symtab, else .dynsym (all a
  * stripped binary has). Files are loaded once and cached.
  */
 #ifndef KANALYZE_SYMBOLIZE_H
@@ -15,21 +16,21 @@
 
 #include "model.h"
 
-struct kp_symbolizer;
+struct ka_symbolizer;
 
 /* Where separate debug files are looked up (DIR/.build-id/xx/rest.debug),
  * in order, instead of /usr/lib/debug; the strings must outlive the use. */
-#define KP_DEBUG_DIRS_MAX 8
-void kp_symbolize_debug_dirs(const char *const *dirs, size_t n);
-int kp_symbolizer_new(struct kp_symbolizer **out);
-void kp_symbolizer_free(struct kp_symbolizer *sym);
+#define KA_DEBUG_DIRS_MAX 8
+void ka_symbolize_debug_dirs(const char *const *dirs, size_t n);
+int ka_symbolizer_new(struct ka_symbolizer **out);
+void ka_symbolizer_free(struct ka_symbolizer *sym);
 /*
  * Writes "function (library)", "library+0xoffset" or "0xaddress" into buf.
  * addr is a return address: the call is the instruction before it.
  */
-void kp_symbolize(struct kp_symbolizer *sym, const struct kp_stream *s,
+void ka_symbolize(struct ka_symbolizer *sym, const struct ka_stream *s,
 		  uint64_t addr, char *buf, size_t size);
 /* The mapping of s that holds pc (newer records first), or NULL. */
-const struct kp_map *kp_map_of(const struct kp_stream *s, uint64_t pc);
+const struct ka_map *ka_map_of(const struct ka_stream *s, uint64_t pc);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kanalyze --timeline=FILE: the event records as Chrome trace event JSON
  * (the "JSON Object Format" that chrome://tracing and Perfetto's UI open):
@@ -14,7 +15,7 @@
 #include "syscalls.h"
 #include "views.h"
 
-void kp_json_string(FILE *out, const char *s)
+void ka_json_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
@@ -28,11 +29,11 @@ void kp_json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static uint64_t base_ns(const struct kp_model *m)
+static uint64_t base_ns(const struct ka_model *m)
 {
 	uint64_t base = UINT64_MAX;
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
+		const struct ka_stream *s = &m->streams[i];
 		if (s->have_header && s->start_ns < base)
 			base = s->start_ns;
 		for (size_t k = 0; k < s->n_event_list; k++)
@@ -47,28 +48,28 @@ static void put_us(FILE *out, uint64_t ns)
 	fprintf(out, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
 }
 
-int kp_write_timeline(FILE *out, const struct kp_model *m, uint64_t *slices)
+int ka_write_timeline(FILE *out, const struct ka_model *m, uint64_t *slices)
 {
 	uint64_t base = base_ns(m);
 	bool first = true;
 	*slices = 0;
 	fprintf(out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct kp_stream *s = &m->streams[i];
-		const char *arch = s->arch ? s->arch : kp_model_arch(m);
+		const struct ka_stream *s = &m->streams[i];
+		const char *arch = s->arch ? s->arch : ka_model_arch(m);
 		char label[512];
 		if (!s->n_event_list)
 			continue;
-		kp_report_label(label, sizeof(label), s, NULL);
+		ka_report_label(label, sizeof(label), s, NULL);
 		fprintf(out, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu64
 			",\"args\":{\"name\":", first ? "" : ",", s->pid);
-		kp_json_string(out, label);
+		ka_json_string(out, label);
 		fprintf(out, "}}");
 		first = false;
 		uint64_t named_tids[256];
 		size_t n_named = 0;
 		for (size_t k = 0; k < s->n_event_list; k++) {
-			const struct kp_event *e = &s->event_list[k];
+			const struct ka_event *e = &s->event_list[k];
 			bool named = false;
 			for (size_t j = 0; j < n_named && !named; j++)
 				named = named_tids[j] == e->tid;
@@ -95,7 +96,7 @@ int kp_write_timeline(FILE *out, const struct kp_model *m, uint64_t *slices)
 			if (e->ret < 0 && e->ret > -4096) {
 				char eb[32];
 				fprintf(out, ",\"error\":\"%s\"",
-					kp_errno_name((uint64_t)-e->ret, eb, sizeof(eb)));
+					ka_errno_name((uint64_t)-e->ret, eb, sizeof(eb)));
 			}
 			fprintf(out, "}}");
 			(*slices)++;

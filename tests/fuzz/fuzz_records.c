@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the record decoder (common/record_reader.c) and what
  * kanalyze builds from its records (analyzer/model.c, the table and JSON
@@ -19,12 +20,12 @@ static FILE *devnull;
 
 static void consume(const uint8_t *data, size_t size, size_t piece)
 {
-	struct kp_model m;
-	kp_model_init(&m);
+	struct ka_model m;
+	ka_model_init(&m);
 	m.keep_events = m.keep_history = true;
 	struct kp_reader_ops ops = {
-		.on_record = kp_model_on_record,
-		.on_damage = kp_model_on_damage,
+		.on_record = ka_model_on_record,
+		.on_damage = ka_model_on_damage,
 		.ctx = &m,
 	};
 	struct kp_reader *r;
@@ -39,20 +40,20 @@ static void consume(const uint8_t *data, size_t size, size_t piece)
 		kp_reader_free(r);
 	}
 	m.whole_tree = true;
-	kp_model_check_forks(&m);
-	kp_model_sort_streams(&m);
+	ka_model_check_forks(&m);
+	ka_model_sort_streams(&m);
 	if (!m.n_streams) { /* most inputs: the reports' setup costs 5 ms */
-		kp_model_free(&m);
+		ka_model_free(&m);
 		return;
 	}
-	struct kp_report_opts o;
+	struct ka_report_opts o;
 	memset(&o, 0, sizeof(o));
 	o.errors = o.percentiles = true;
-	kp_report_table(devnull, &m, &o);
-	kp_report_json(devnull, &m, &o);
-	struct kp_ends ends;
-	kp_report_ends(devnull, &m, &ends);
-	kp_model_free(&m);
+	ka_report_table(devnull, &m, &o);
+	ka_report_json(devnull, &m, &o);
+	struct ka_ends ends;
+	ka_report_ends(devnull, &m, &ends);
+	ka_model_free(&m);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
