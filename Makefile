@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # kprof — one Makefile for every tool. Output goes under build/ only.
 #   make            build the tools
 #   make test       install test prerequisites (as root), build, run tests
@@ -118,9 +119,19 @@ $(BUILD)/libkcommon.a: $(COMMON_OBJ)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libkprof.so: $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a preload/libkprof.map
+# The version script: every function of hooks.def exported, nothing else.
+$(BUILD)/gen/libkprof.map: preload/hooks.def
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q){ echo '/* Generated from preload/hooks.def: export the hooks only. */'; \
+	  echo '{'; echo '	global:'; \
+	  printf '#define KP_HOOK(r, name, ...) name;\n#define KP_HAND(r, name, ...) name;\n#include "hooks.def"\n' | \
+	  $(CC) -E -P -Ipreload -x c - | tr -s ' \n' '\n' | sed -n 's/^\(.*;\)$$/		\1/p'; \
+	  echo '	local: *;'; echo '};'; } > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/libkprof.so: $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a $(BUILD)/gen/libkprof.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared $(SHIM_SANFLAGS) -Wl,--version-script=preload/libkprof.map -Wl,-z,now \
+	$(Q)$(CC) -shared $(SHIM_SANFLAGS) -Wl,--version-script=$(BUILD)/gen/libkprof.map -Wl,-z,now \
 		-o $@ $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a $(LIBS_SHIM)
 
 $(BUILD)/kprof-sites: preload/helper/kprof_sites.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The shim's clock. Hooks read raw ticks and convert differences to ns when
  * accounting (kprof.h). Ticks are the TSC when the kernel says user space
@@ -699,4 +700,30 @@ int kp_clock_init(void)
 	}
 #endif
 	return 0;
+}
+
+/* ---- deadlines: when kp_call_end leaves the hot path ---- */
+
+volatile uint64_t kp_deadline = UINT64_MAX;
+static uint64_t flush_due_ns = UINT64_MAX; /* CLOCK_MONOTONIC */
+
+/*
+ * kp_deadline (in ticks of the clock's current kind) is the earlier of the
+ * next periodic flush and the clock's next calibration check.
+ */
+void kp_reset_deadline(void)
+{
+	uint64_t now_ns = kp_mono_ns();
+	flush_due_ns = kp_config.interval_ms ? now_ns + kp_config.interval_ms * 1000000ULL
+					     : UINT64_MAX;
+	uint64_t due = kp_clock_check_due_ns();
+	if (flush_due_ns < due)
+		due = flush_due_ns;
+	kp_deadline = due == UINT64_MAX ? UINT64_MAX : kp_mono_to_ticks(due);
+}
+
+/* At the deadline: is it time for the periodic records (or did a full event ring ask)? */
+bool kp_flush_due(void)
+{
+	return kp_deadline == 0 || kp_mono_ns() >= flush_due_ns;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dlclose: a library unloaded before the process ends is missing from the
  * final `maps` record, yet the cumulative aggregates keep the call sites
@@ -6,6 +7,7 @@
  * newer one no longer lists (model.c). Counts nothing itself.
  */
 #include "kprof.h"
+#include "real.h"
 
 KP_EXPORT int dlclose(void *handle)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Hooks that could take the trace descriptor from us: close, close_range,
  * closefrom, dup2, dup3. Normally the descriptor lives in the output
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "kprof.h"
+#include "real.h"
 
 static bool guarding(void)
 {

@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The generic hooks, generated from hooks.def: time the real call (or, for
- * a plain wrapper of libc's, the syscall itself: raw = 2), account
+ * a plain wrapper of libc's, the syscall itself: RAW_DIRECT), account
  * it under the syscall the kernel receives, note the descriptors it made
  * (fd_kinds.c; the arguments of the lines that reach such a syscall are
  * the syscall's own), hand errno and the result back unchanged.
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "kprof.h"
+#include "real.h"
 
 /* First argument as a long (the fd of read/write), 0 for no arguments. */
 #define KP_ARG0(...) KP_ARG0_(dummy, ##__VA_ARGS__, 0)
@@ -43,7 +45,7 @@
 /* Called only while this thread resolves the real functions. */
 #define KP_PASS_RAW(rtype, nr, args, kind, raw)                                \
 	do {                                                                   \
-		if (raw) {                                                     \
+		if (raw != RAW_NO) {                                           \
 			long kp_rr_ = kp_raw(nr, KP_UNPAREN args);                 \
 			if (kp_rr_ < 0 && kp_rr_ > -4096) {                            \
 				errno = (int)-kp_rr_;                              \
@@ -86,7 +88,7 @@
 			return KP_PASS(rtype, kp_real.name args);              \
 		rtype kp_r_;                                                   \
 		int kp_e_;                                                     \
-		if (raw == 2 && likely(kp_direct.name)) {                      \
+		if (raw == RAW_DIRECT && likely(kp_direct.name)) {             \
 			/* the program's call, not the shim's own (kp_raw) */  \
 			long kp_rr_ = kp_raw_syscall6(nr, KP_ARGS6(KP_UNPAREN args)); \
 			kp_e_ = errno;                                         \
@@ -106,7 +108,7 @@
 		kp_call_end(&kp_c_, kp_failed_, kp_err_, kp_k_);               \
 		if (kp_fd_kinds_touches(nr)) {                                 \
 			long kp_a_[6] = { KP_ARGS6(KP_UNPAREN args) };         \
-			if (raw || nr == SYS_pipe2 || nr == SYS_signalfd4)     \
+			if (raw != RAW_NO || nr == SYS_pipe2 || nr == SYS_signalfd4) \
 				kp_fd_kinds_note(nr, kp_a_, (long)kp_k_);      \
 			else if (!kp_failed_ && KP_FSTAT(name))                \
 				kp_fd_kinds_stat(kp_a_[0],                     \

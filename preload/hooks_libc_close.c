@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fclose, pclose and closedir close their descriptor inside libc, where
  * symbol mode cannot see it. Without these hooks the number keeps its
@@ -11,6 +12,7 @@
 #include <stdio.h>
 
 #include "kprof.h"
+#include "real.h"
 
 /* After libc closed fd (or failed to: the kind is asked again anyway). */
 static void forget(int fd)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Process lifecycle hooks: fork, the C halves of the vfork hook (vfork.S),
  * posix_spawn, the exec family (final aggregates first, then the exec
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "kprof.h"
+#include "real.h"
 #include "user_mem.h"
 
 extern char **environ;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Hand-written hooks for the variadic functions: open and friends (mode only
  * with O_CREAT/O_TMPFILE), fcntl, ioctl, prctl, mremap, clone and syscall()
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "kprof.h"
+#include "real.h"
 
 static long finish_int(struct kp_call *c, long r)
 {

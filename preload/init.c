@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Start-up and per-process state: configuration from the environment (read
  * once), what the header says about the process, the constructor and
@@ -14,29 +15,11 @@
 #include "kprof.h"
 #include "rewrite.h"
 
-struct kp_config kp_config;
-struct kp_proc kp_proc;
 volatile int kp_state = KP_UNINIT;
-volatile uint64_t kp_deadline = UINT64_MAX;
-static uint64_t flush_due_ns = UINT64_MAX; /* CLOCK_MONOTONIC */
 
 extern char **environ;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-
-void kp_write_stderr(const char *s)
-{
-	kp_raw(SYS_write, 2, s, strlen(s));
-}
-
-void kp_debug(const char *msg)
-{
-	if (!kp_config.debug)
-		return;
-	kp_write_stderr("kprof: ");
-	kp_write_stderr(msg);
-	kp_write_stderr("\n");
-}
 
 static uint64_t mix64(uint64_t x)
 {
@@ -93,7 +76,9 @@ static bool env_true(const char *v)
 
 /*
  * Reads KPROF_* once. KPROF_EXEC_STREAM (set by our execve hook: pid and
- * stream of the image that exec'd) is removed so the program never sees it.
+ * stream of the image that exec'd), KPROF_EXEC_CLOCK and KPROF_EXEC_SITES
+ * (the parent's clock calibration and site cache) are removed so the
+ * program never sees them.
  */
 static void read_config(uint64_t *exec_pid, uint64_t *exec_stream, uint64_t *exec_outproc)
 {
@@ -121,6 +106,11 @@ static void read_config(uint64_t *exec_pid, uint64_t *exec_stream, uint64_t *exe
 		} else if (strncmp(s, "KPROF_EXEC_CLOCK=", 17) == 0) {
 			/* the parent's TSC calibration (clock.c): ours, not the program's */
 			kp_clock_inherit(s + 17);
+			env_remove(e);
+			continue;
+		} else if (strncmp(s, "KPROF_EXEC_SITES=", 17) == 0) {
+			/* the parent's site cache (rewrite_scan.c): ours too */
+			copy_str(kp_config.exec_sites, sizeof(kp_config.exec_sites), s + 17);
 			env_remove(e);
 			continue;
 		} else if (strncmp(s, "KPROF_EXEC_STREAM=", 18) == 0) {
@@ -152,76 +142,11 @@ static void read_config(uint64_t *exec_pid, uint64_t *exec_stream, uint64_t *exe
 	}
 }
 
-static ssize_t read_file(const char *path, char *buf, size_t cap)
-{
-	long fd = kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fd;
-	size_t len = 0;
-	while (len < cap) {
-		long n = kp_raw(SYS_read, fd, buf + len, cap - len);
-		if (n == -EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	kp_raw(SYS_close, fd);
-	return (ssize_t)len;
-}
-
-long kp_read_proc_stat(uint64_t pid, char *buf, size_t cap)
-{
-	char path[40] = "/proc/", num[24];
-	strcat(path, kp_u64_dec(num, pid));
-	strcat(path, "/stat");
-	ssize_t n = read_file(path, buf, cap - 1);
-	if (n <= 0)
-		return n < 0 ? (long)n : -EIO;
-	buf[n] = 0;
-	return (long)n;
-}
-
-/* pid and ppid from /proc/self/stat: "pid (comm) state ppid ..." */
-int kp_read_pids(uint64_t *pid, uint64_t *ppid)
-{
-	char buf[512];
-	ssize_t n = read_file("/proc/self/stat", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = 0;
-	uint64_t v = 0;
-	const char *p = buf;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (uint64_t)(*p++ - '0');
-	*pid = v;
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
-		return -EIO;
-	p += 4;
-	v = 0;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (uint64_t)(*p++ - '0');
-	*ppid = v;
-	return 0;
-}
-
-static void read_line_file(const char *path, char *dst, size_t cap)
-{
-	ssize_t n = read_file(path, dst, cap - 1);
-	if (n < 0)
-		n = 0;
-	dst[n] = 0;
-	char *nl = strchr(dst, '\n');
-	if (nl)
-		*nl = 0;
-}
-
 static void read_process_info(void)
 {
 	long n = kp_raw(SYS_readlink, "/proc/self/exe", kp_proc.exe, sizeof(kp_proc.exe) - 1);
 	kp_proc.exe[n > 0 ? n : 0] = 0;
-	ssize_t len = read_file("/proc/self/cmdline", kp_proc.cmdline, sizeof(kp_proc.cmdline) - 1);
+	ssize_t len = kp_read_file("/proc/self/cmdline", kp_proc.cmdline, sizeof(kp_proc.cmdline) - 1);
 	if (len < 0)
 		len = 0;
 	kp_proc.cmdline[len] = 0;
@@ -230,8 +155,8 @@ static void read_process_info(void)
 		kp_proc.argv[kp_proc.argc++] = &kp_proc.cmdline[i];
 		i += (ssize_t)strlen(&kp_proc.cmdline[i]) + 1;
 	}
-	read_line_file("/proc/sys/kernel/hostname", kp_proc.host, sizeof(kp_proc.host));
-	read_line_file("/proc/sys/kernel/osrelease", kp_proc.kernel, sizeof(kp_proc.kernel));
+	kp_read_line_file("/proc/sys/kernel/hostname", kp_proc.host, sizeof(kp_proc.host));
+	kp_read_line_file("/proc/sys/kernel/osrelease", kp_proc.kernel, sizeof(kp_proc.kernel));
 }
 
 /* A relative KPROF_OUT is relative to the working directory at start. */
@@ -258,44 +183,6 @@ static void absolutize_out(void)
 	if (strncmp(kp_config.out, "unix:", 5) != 0)
 		absolutize(kp_config.out, sizeof(kp_config.out), cwd);
 	kp_child_env_init(cwd);
-}
-
-/*
- * kp_deadline (in ticks of the clock's current kind) is the earlier of the
- * next periodic flush and the clock's next calibration check.
- */
-static void set_deadline(void)
-{
-	uint64_t now_ns = kp_mono_ns();
-	flush_due_ns = kp_config.interval_ms ? now_ns + kp_config.interval_ms * 1000000ULL
-					     : UINT64_MAX;
-	uint64_t due = kp_clock_check_due_ns();
-	if (flush_due_ns < due)
-		due = flush_due_ns;
-	kp_deadline = due == UINT64_MAX ? UINT64_MAX : kp_mono_to_ticks(due);
-}
-
-/* At the deadline: is it time for the periodic records (or did a full event ring ask)? */
-bool kp_flush_due(void)
-{
-	return kp_deadline == 0 || kp_mono_ns() >= flush_due_ns;
-}
-
-void kp_reset_deadline(void)
-{
-	set_deadline();
-}
-
-/*
- * True in a clone(CLONE_VM) child that shares our memory, TLS included: it
- * is told apart only by its pid. One syscall, asked only on exec and exit
- * paths and only once such a child was made.
- */
-bool kp_foreign_process(void)
-{
-	if (!__atomic_load_n(&kp_proc.shared_vm, __ATOMIC_ACQUIRE) || !kp_proc.pid)
-		return false;
-	return (uint64_t)kp_raw0(SYS_getpid) != kp_proc.pid;
 }
 
 bool kp_fork_reset_done;
@@ -332,7 +219,7 @@ void kp_after_fork_child(void)
 	kp_rw_live_threads = 1;
 	kp_output_after_fork();
 	kp_flush_after_fork();
-	set_deadline();
+	kp_reset_deadline();
 }
 
 static int setup(void)
@@ -374,7 +261,7 @@ static int setup(void)
 	kp_syscall_would_block_bits(NULL, kp_would_block_bits, KP_SYSCALL_MAX);
 	/* the descriptors open now, before the trace's own */
 	kp_fd_kinds_init();
-	set_deadline();
+	kp_reset_deadline();
 	/*
 	 * Open the trace now, before main (in the output process, whose
 	 * descriptor table is its own: the program's limits and closes never

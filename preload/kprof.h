@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Internal interfaces of libkprof.so, the LD_PRELOAD syscall profiler.
  * Everything here is hidden (-fvisibility=hidden); only the hooks are
@@ -98,7 +99,7 @@ static inline const char *kp_u64_dec(char buf[24], uint64_t v)
 	return p;
 }
 
-/* /proc/PID/stat into buf (NUL-terminated): its length, or -errno (init.c). */
+/* /proc/PID/stat into buf (NUL-terminated): its length, or -errno (base.c). */
 long kp_read_proc_stat(uint64_t pid, char *buf, size_t cap);
 
 /* ---- clock (clock.c) ---- */
@@ -216,28 +217,9 @@ void kp_clock_inherit(const char *value);
 bool kp_clock_handoff(char *buf, size_t cap);
 #define KP_CLOCK_HANDOFF_MAX 192
 
-/* ---- real functions (real.c, table in hooks.def) ---- */
+/* ---- real functions (real.c; their table in real.h, from hooks.def) ---- */
 
-enum { RES_INT, RES_PTR, RES_ERRNO, RES_NONE };
-
-struct kp_real {
-#define KP_HOOK(rtype, name, nr, params, args, kind, raw) rtype(*name) params;
-#define KP_HAND(rtype, name, nr, params) rtype(*name) params;
-#include "hooks.def"
-#undef KP_HOOK
-#undef KP_HAND
-};
-extern struct kp_real kp_real;
-/* Per raw = 2 hook: kp_real's function is libc's own, so the hook may
- * make the syscall itself (hooks.def). */
-struct kp_direct {
-#define KP_HOOK(rtype, name, nr, params, args, kind, raw) bool name;
-#define KP_HAND(rtype, name, nr, params)
-#include "hooks.def"
-#undef KP_HOOK
-#undef KP_HAND
-};
-extern struct kp_direct kp_direct;
+/* Looks up every real function once (kp_ensure_init). */
 void kp_resolve_all(void);
 
 /* ---- per-thread state (thread_state.c) ---- */
@@ -599,7 +581,7 @@ void kp_account_untimed(unsigned nr, bool failed, int err, bool count_it);
 void kp_account_untimed_kind(unsigned nr, unsigned fd_kind, bool failed, int err,
 			     bool count_it);
 
-/* ---- process state, init (init.c) ---- */
+/* ---- process state (base.c), filled by init (init.c) ---- */
 
 #define KP_PATH_MAX 4096
 #define KP_MAX_PENDING_FORKS 64
@@ -611,6 +593,9 @@ struct kp_config {
 	bool events;
 	bool gzip;
 	bool debug;
+	/* KPROF_EXEC_SITES: the parent's site cache, for a child image whose
+	 * environment names no home (rewrite_scan.c) */
+	char exec_sites[KP_PATH_MAX];
 };
 
 struct kp_proc {
@@ -643,10 +628,17 @@ extern struct kp_config kp_config;
 extern struct kp_proc kp_proc;
 
 void kp_ensure_init(void);
-void kp_debug(const char *msg);
 uint64_t kp_new_stream_id(uint64_t mix);
+/* base.c: KPROF_DEBUG=1 messages, stderr, /proc reads */
+void kp_debug(const char *msg);
 void kp_write_stderr(const char *s);
 int kp_read_pids(uint64_t *pid, uint64_t *ppid);
+/* base.c: a whole small file (raw syscalls), its length or -errno; one
+ * line of it, without the newline, "" if unreadable. */
+ssize_t kp_read_file(const char *path, char *buf, size_t cap);
+void kp_read_line_file(const char *path, char *dst, size_t cap);
+/* clock.c: the next deadline (periodic flush or clock check) from now;
+ * at the deadline, whether the periodic records are due */
 void kp_reset_deadline(void);
 bool kp_flush_due(void);
 void kp_after_fork_child(void);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The real libc functions behind the hooks, looked up once with
  * dlsym(RTLD_NEXT) from kp_ensure_init(). While the lookup runs on a
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "kprof.h"
+#include "real.h"
 
 struct kp_real kp_real;
 struct kp_direct kp_direct;
@@ -47,7 +49,7 @@ void kp_resolve_all(void)
 	void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
 	if (libc) {
 #define KP_HOOK(rtype, name, nr, params, args, kind, raw)                      \
-	d.name = raw == 2 && r.name && (void *)r.name == dlsym(libc, #name);
+	d.name = raw == RAW_DIRECT && r.name && (void *)r.name == dlsym(libc, #name);
 #define KP_HAND(rtype, name, nr, params)
 #include "hooks.def"
 #undef KP_HOOK

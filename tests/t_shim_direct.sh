@@ -1,4 +1,5 @@
-# Symbol mode makes the syscall itself for libc's plain wrappers (raw = 2
+# SPDX-License-Identifier: MIT
+# Symbol mode makes the syscall itself for libc's plain wrappers (RAW_DIRECT
 # in hooks.def): results, errno and error counts are libc's; and when
 # another interposer follows libkprof.so in LD_PRELOAD, its function is
 # still called (the shim then calls the next function as before).

@@ -1,4 +1,5 @@
-# The functions hooks.def marks raw = 2 are made as raw syscalls by the
+# SPDX-License-Identifier: MIT
+# The functions hooks.def marks RAW_DIRECT are made as raw syscalls by the
 # symbol hooks, which is right only while glibc's function is nothing but
 # that syscall: this libc's code of each, up to its first return, must be
 # an optional argument move (rcx to r10), `mov $NR,%eax` with the number
@@ -7,10 +8,10 @@
 command -v objdump > /dev/null || fail "objdump (binutils) is needed"
 libc=$(ldd "$BUILD/tests/getppid_loop" | awk '/libc\.so\.6/ { print $3 }')
 [ -r "$libc" ] || fail "libc.so.6 not found: $(ldd "$BUILD/tests/getppid_loop")"
-sed -nE 's/^KP_HOOK\([^,]+, ([a-z0-9_]+), (SYS_[a-z0-9_]+),.*, 2\)$/\1 \2/p' \
+sed -nE 's/^KP_HOOK\([^,]+, ([a-z0-9_]+), (SYS_[a-z0-9_]+),.*, RAW_DIRECT\)$/\1 \2/p' \
 	"$KPROF_ROOT/preload/hooks.def" > raw2.txt
 n=$(wc -l < raw2.txt)
-[ "$n" -gt 0 ] || fail "no raw = 2 line in hooks.def"
+[ "$n" -gt 0 ] || fail "no RAW_DIRECT line in hooks.def"
 nm -D "$libc" > libc.syms
 bad=0
 while read -r fn sys; do
@@ -30,4 +31,4 @@ while read -r fn sys; do
 		bad=$((bad + 1))
 	fi
 done < raw2.txt
-expect_eq "raw = 2 functions that are not plain wrappers (of $n)" 0 "$bad"
+expect_eq "RAW_DIRECT functions that are not plain wrappers (of $n)" 0 "$bad"
