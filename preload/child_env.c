@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The environment a child image gets, so that a whole process tree is
  * traced (as strace -f would): a program that execs or posix_spawns with an
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "kprof.h"
+#include "rewrite.h"
 #include "user_mem.h"
 
 extern char **environ;
@@ -198,11 +200,11 @@ char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
 	bool have_preload = false, have_out = false, traced = false, scratch_used = false;
 	bool have_var[KP_CHILD_VARS] = { false };
 
-	if (cap < KP_CHILD_VARS + 5)
+	if (cap < KP_CHILD_VARS + 6)
 		return envp;
 	/* copied into arr: entry i is read before entry out <= i is written */
 	if (envp) {
-		long r = copy_pointers(envp, arr, cap - KP_CHILD_VARS - 5);
+		long r = copy_pointers(envp, arr, cap - KP_CHILD_VARS - 6);
 		if (r < 0)
 			return envp;
 		n = (size_t)r;
@@ -223,7 +225,8 @@ char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
 				return envp;
 		}
 		if (strncmp(head, "KPROF_EXEC_STREAM=", 18) == 0 ||
-		    strncmp(head, "KPROF_EXEC_CLOCK=", 17) == 0)
+		    strncmp(head, "KPROF_EXEC_CLOCK=", 17) == 0 ||
+		    strncmp(head, "KPROF_EXEC_SITES=", 17) == 0)
 			continue;
 		if (strncmp(head, "LD_PRELOAD=", 11) == 0 && child.lib && !scratch_used) {
 			have_preload = true;
@@ -277,6 +280,10 @@ char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
 		arr[out++] = (char *)marker;
 	if (traced && clock_var && kp_clock_handoff(clock_var, KP_CLOCK_HANDOFF_MAX))
 		arr[out++] = clock_var;
+	/* the site cache, for a child whose environment names no home */
+	const char *sites = kp_rw_sites_handoff();
+	if (traced && sites)
+		arr[out++] = (char *)sites;
 	arr[out] = NULL;
 	return arr;
 }

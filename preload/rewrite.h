@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Rewrite mode (KPROF_HOOK=rewrite|auto): every `syscall` instruction of
  * the loaded code (but ours and the vDSO's) becomes `call *%rax`, and the
@@ -197,6 +198,9 @@ extern bool kp_rw_patching;
 extern uint64_t kp_rw_text_start, kp_rw_text_end; /* libkprof.so's own code */
 /* Called from setup(): decides the mode and rewrites; never fails. */
 void kp_rw_start(void);
+/* "KPROF_EXEC_SITES=<dir>": the site cache for a child image, or NULL
+ * (no cache: symbol mode, or no home of our own). */
+const char *kp_rw_sites_handoff(void);
 /* The header's hook_mode and coverage for this process. */
 const char *kp_rw_mode_name(void);
 const char *kp_rw_coverage(void);

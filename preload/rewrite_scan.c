@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Finding the `syscall` instructions of a mapping (rewrite mode). For an
  * ELF file the sites come from the helper program kprof-sites (a
@@ -29,6 +30,8 @@
 struct kp_rw_scan_stats kp_rw_stats;
 
 static char cache_dir[KP_PATH_MAX];
+/* "KPROF_EXEC_SITES=<cache_dir>", handed to child images (child_env.c) */
+static char cache_handoff[KP_PATH_MAX + 24];
 static char helper_path[KP_PATH_MAX];
 
 /* ---- growable list of uint64_t ---- */
@@ -75,6 +78,16 @@ static void cache_dir_init(void)
 	}
 	const char *base = xdg ? xdg : home;
 	const char *tail = xdg ? "/kprof/sites" : "/.cache/kprof/sites";
+	if (!base && kp_config.exec_sites[0] == '/' &&
+	    strlen(kp_config.exec_sites) + 64 < sizeof(cache_dir)) {
+		/*
+		 * An environment without a home (posix_spawn with LANG and PATH
+		 * only): the parent's cache, under the same checks as our own
+		 * below. Without it every such child swept libc anew (25 ms).
+		 */
+		strcpy(cache_dir, kp_config.exec_sites);
+		goto check;
+	}
 	if (!base || strlen(base) + strlen(tail) + 64 >= sizeof(cache_dir))
 		return;
 	/* only in a directory of our own (root with another user's HOME,
@@ -96,11 +109,21 @@ static void cache_dir_init(void)
 		*p = '/';
 	}
 	kp_raw(SYS_mkdir, tmp, 0700);
+check:;
 	struct stat st;
 	if (kp_raw(SYS_newfstatat, AT_FDCWD, cache_dir, &st, AT_SYMLINK_NOFOLLOW) ||
 	    !S_ISDIR(st.st_mode) || (long)st.st_uid != kp_raw0(SYS_geteuid) ||
-	    (st.st_mode & 077))
+	    (st.st_mode & 077)) {
 		cache_dir[0] = 0;
+		return;
+	}
+	strcpy(cache_handoff, "KPROF_EXEC_SITES=");
+	strcat(cache_handoff, cache_dir);
+}
+
+const char *kp_rw_sites_handoff(void)
+{
+	return cache_handoff[0] ? cache_handoff : NULL;
 }
 
 #define CACHE_MAGIC "KPRFSIT3" /* bumped when the analysis changes */
