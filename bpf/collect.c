@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * From kernel data to records: sums the per-CPU aggregation maps into
  * cumulative `aggregate` records, turns lifecycle notes into `fork`,

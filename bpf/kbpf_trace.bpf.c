@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Kernel side of kbpf-trace: times every syscall of the traced processes
  * on the raw syscall tracepoints and aggregates in the kernel; follows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
  * Types shared by the kernel side (kbpf_trace.bpf.c) and the user side of
  * kbpf-trace: map keys and values, ring buffer records. Fixed-width

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The BPF object's life: open, configure (rodata, map sizes, which program
  * set), load, attach, and the one clear error line when any of it fails.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kbpf-trace: options, starting or attaching to the traced processes, and
  * the poll loop that turns kernel data into records until the processes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * --stacks: which file is mapped executable where in each traced process,
  * for the `maps` record that resolves stack addresses. /proc/PID/maps

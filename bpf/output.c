@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Where records go: a directory with one file per process image
  * (DIR/<exe-basename>.<pid>.<n>.msgpack, the shim's naming), one file

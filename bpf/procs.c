@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The process images being traced, keyed by (tgid, image number), and
  * what user space learns about a process from /proc: executable, argv,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * --stacks, user side: the per-CPU (image, thread, syscall, stack id)
  * counters summed into the `stacks` of each syscalls entry, the stack ids

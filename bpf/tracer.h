@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Declarations shared by the user-side files of kbpf-trace: options
  * (main.c), the BPF object's life (loader.c), the process images being

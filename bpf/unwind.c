@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The one unwinding step kbpf-trace does itself: where the return address
  * of the innermost user frame is, from the .eh_frame call frame

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Mappings lines and ELF build-ids; see elf_build_id.h. */
 #include <elf.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What both producers need to describe a process's code for call-site
  * and stack resolution: the executable file mappings of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Histogram arithmetic used by readers (quantiles, merging). */
 #include "histogram.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Latency histogram shared by every producer and reader: log-linear
  * buckets, 4 per power of two, 160 in all (docs/FORMAT.md). Header-only

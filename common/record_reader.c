@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Record stream decoder: byte source -> (gzip) -> record buffer ->
  * msgpack_unpack -> records. See record_reader.h for the contract.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Decoder of the kprof record stream (docs/FORMAT.md), shared by every
  * tool that reads traces. It is push-based: whatever produces bytes (a

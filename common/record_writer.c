@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Encoder of the kprof record stream; see record_writer.h. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Encoder of the kprof record stream (docs/FORMAT.md), shared by both
  * producers. It packs with msgpack-c's header-only packer into a caller's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Lookups over the generated per-architecture syscall tables. */
 #include <stddef.h>
 #include <string.h>

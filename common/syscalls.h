@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Syscall number <-> name tables per architecture. The tables themselves
  * are generated at build time from the kernel headers

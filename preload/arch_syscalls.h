@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The syscall column of hooks.def names x86_64's calls. On an architecture
  * with only the generic syscall table (aarch64), glibc implements those

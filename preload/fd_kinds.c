@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The descriptor kind table (fd_kinds.h): filled at start-up from
  * /proc/self/fd, kept up to date from the syscalls that create, duplicate

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The kind of each of the process's descriptors (file, pipe, socket,
  * other), for the `kinds` counters of the aggregates and the kind element

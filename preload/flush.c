@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Turning the counters into records. One thread at a time flushes (a
  * trylock: a periodic flush that finds another in progress is skipped);

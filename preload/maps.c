@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The `maps` record: which files are mapped executable where, with their
  * GNU build-ids, so that kanalyze can turn the call-site addresses of the

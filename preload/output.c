@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Where the record stream goes: a file per process image (a path template
  * with %p, or a file inside a directory), or a unix socket. The descriptor

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Starting the output process (output_proc.c). A clone with a stack of its
  * own cannot be made from C: the child returns from the syscall on the new

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The output process: where the trace's descriptor lives, so that the
  * program never sees it. Any descriptor in the program's table can be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The shim's own syscalls: every kp_raw() from the first line of its
  * start-up on (the trace's open, fstat and writes, /proc reads, the site

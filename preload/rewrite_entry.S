@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The entry of rewrite mode (rewrite.h). A rewritten site is `call *%rax`
  * with rax the syscall number; the page at 0 leads it here with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The C side of rewrite mode's syscall hook (rewrite_entry.S calls
  * kp_rw_hook with the caller's registers). A call is timed with the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Rewrite mode's memory: the page at address 0 that turns `call *%rax`
  * into a jump to rewrite_entry.S, the table of rewritten sites, and the

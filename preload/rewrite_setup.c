@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Which hook mode a process runs (KPROF_HOOK=auto|rewrite|symbols), the
  * first rewrite of every executable mapping at start, and the rescans of

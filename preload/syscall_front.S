@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The exported syscall(). syscall(SYS_vfork) must not run with a frame of
  * ours on the stack: the vfork child runs on it until it execs, and the

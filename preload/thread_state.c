@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Per-thread accounting blocks. A thread gets a 64 KiB block on its first
  * hooked call (a recycled one, or rarely a fresh mmap) and finds it through

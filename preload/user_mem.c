@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The program's memory read and written the way the kernel does it
  * (user_mem.h): process_vm_readv and process_vm_writev on our own pid.

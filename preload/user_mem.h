@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reading and writing the program's memory at addresses a call was given
  * and only the kernel would otherwise have touched: they may be bad (the

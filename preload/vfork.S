@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The vfork hook. It cannot be C: the child runs on the parent's stack until
  * it execs or exits, so a C frame that the child returns through is gone

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hello: the smallest child the process benchmarks start. It prints one
  * line and exits 0. Two optional arguments serve the measurements:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The command line of the benchmark programs that start tests/hello-like
  * children: --hello=PATH (required) and the sampler's options

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hook_cost: what an LD_PRELOAD shim adds to one getppid() call, measured
  * inside one process so that the machine's noise (other processes, CPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * overhead: the micro workloads of krunner's overhead suite. Each makes a
  * known number of cheap syscalls through libc, so that what a profiler adds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Node workload of krunner's overhead suite: a child process, then a
 // loop of file I/O with a known syscall count through libuv's synchronous
 // fs calls: each iteration is one read() of 1 byte from /dev/zero

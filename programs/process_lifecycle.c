@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * process_lifecycle: what starting and ending a process or thread costs.
  * Prints key=value metric lines for krunner's process-lifecycle suite:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * How the benchmark programs take their values, pyperf's and Google
  * Benchmark's way inside one process. A metric is measured in batches of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spawn_scratch: what posix_spawn costs, with a small and a large
  * argv+envp. Prints key=value metric lines for krunner's spawn-scratch

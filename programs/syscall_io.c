@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * syscall_io: the cost of the basic I/O syscalls and of OFD record locks.
  * Prints key=value metric lines for krunner's syscall-io suite, one line

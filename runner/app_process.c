@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * app_process: starting, timing and stopping the real programs of the
  * application suites (see app_process.h). Separate from exec.c, which runs

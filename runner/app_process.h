@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * app_process: the processes that application suites start themselves —
  * servers kept in the background (mariadbd, php -S) and clients or builds

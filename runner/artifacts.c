@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * artifacts: locating the tree and the tools, resolving what a suite needs
  * and fingerprinting it. SHA-256 comes from OpenSSL's libcrypto (EVP): a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Where things are (the source tree, programs, results, the kprof tools)
  * and the artifacts a suite uses: resolved to a path, sized and

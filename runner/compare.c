@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compare: two result files side by side as a markdown table. A change is
  * judged in the metric's direction against a threshold: the larger of

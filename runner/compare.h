@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* krunner compare and krunner calibrate. */
 #ifndef KRUNNER_COMPARE_H
 #define KRUNNER_COMPARE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * exec: fork/exec of a suite program with launcher and profiler applied,
  * stdout captured line by line (programs print key=value metric lines).

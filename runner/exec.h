@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Running one program the way a suite round wants it: under the launcher
  * (another runtime), under a profiler (the LD_PRELOAD shim or kbpf-trace),

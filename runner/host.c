@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * host: the machine (kernel, CPU, cores, memory), its state while a run
  * goes on (load, frequency, governor, virtualization) and the git state of

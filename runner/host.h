@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the result says about the machine and the source tree. */
 #ifndef KRUNNER_HOST_H
 #define KRUNNER_HOST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kernel_build_report: report.md and stats.json of a kernel-build
  * experiment (see kernel_build_report.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kernel_build_report: the numbers of one kernel-build experiment (one
  * cache mode: a cold build, warm builds, optionally a relocated build) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * krunner: drives kprof's benchmark suites and compares their results.
  * This file is the top level: parse, dispatch, exit status.

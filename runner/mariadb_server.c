@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mariadb_server: the private mariadbd of the mariadb-* and wordpress
  * suites (see mariadb_server.h).

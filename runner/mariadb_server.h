@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mariadb_server: a private mariadbd for one suite — a fresh data
  * directory made with mkdtemp under a scratch directory, system tables

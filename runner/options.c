@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * options: parsing krunner's command line with getopt_long. The options
  * that suites declare are added to the table at run time, so a new suite's

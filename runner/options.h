@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* krunner's command line: subcommand, options, suite options. */
 #ifndef KRUNNER_OPTIONS_H
 #define KRUNNER_OPTIONS_H

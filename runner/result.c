@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * result: the JSON result file (jansson). One file per invocation, every
  * sample kept, written atomically; and the reader with the checks compare

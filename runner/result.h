@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The result file: building it from a run, writing it, reading it back. */
 #ifndef KRUNNER_RESULT_H
 #define KRUNNER_RESULT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run: resolving what the chosen suites need, then running their rounds:
  * profiled or plain, metrics collected from the programs' key=value lines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The state of one krunner invocation that runs suites (run and calibrate):
  * per suite its resolved artifacts, samples and round records. result.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats: the figures of a metric's values (median, MAD, bootstrap interval
  * of the median, outliers) and the Mann–Whitney U test used by compare.

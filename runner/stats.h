@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Statistics over a metric's values: median, robust spread (MAD), a
  * bootstrap confidence interval of the median, outliers, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * suite: the registry of suites (each suite file registers itself from a
  * constructor, so adding one touches no other file) and the values of the

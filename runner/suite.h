@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The suite interface. A suite is one file in runner/ that fills a struct
  * suite and registers it with SUITE_REGISTER(); nothing else in the runner

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * command: `krunner run -- CMD ARGS`, hyperfine for any command. Each round
  * (a fresh set of runs) discards --warmups runs, then times --runs runs of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * erlang-ring: Erlang/OTP's lightweight processes and message passing. The
  * ring program (programs/erlang/ring.erl) is compiled with erlc into the

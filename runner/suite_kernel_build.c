@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kernel-build: a Linux kernel build through a compiler cache, cold vs
  * warm. The source is Debian's linux-source tarball, unpacked once into a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mariadb-aria, mariadb-innodb: a private mariadbd (mariadb_server.c) in a
  * fresh data directory per round, with the variant's engine as the default

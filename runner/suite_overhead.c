@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * overhead: what each profiler adds to the program it measures. The micro
  * workloads of programs/overhead.c and the Node workload of

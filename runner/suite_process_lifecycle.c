@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * process-lifecycle: starting and ending processes and threads, measured by
  * programs/process_lifecycle.c with programs/hello.c as the child.

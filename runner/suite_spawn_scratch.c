@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spawn-scratch: posix_spawn with a small and an 84,386-byte argv+envp,
  * and the memory the spawner keeps (its peak RSS; the user and kernel

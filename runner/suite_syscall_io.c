@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * syscall-io: pipe, file and getpid throughput/latency and OFD lock costs,
  * measured by programs/syscall_io.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wordpress: WordPress and PHP CLI from Debian against a private mariadbd
  * (mariadb_server.c). Setup starts the server, creates the database and

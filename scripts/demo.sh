@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # make demo: profile a real Node host workload (programs/node/host.js: file
 # I/O sync and async, a pipe to a child process, a worker thread) under
 # libkprof.so and print the profile of every process it started.

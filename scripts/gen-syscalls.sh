@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Generate the syscall number<->name table of one architecture from the
 # kernel's UAPI headers of the build machine (linux-libc-dev). The names are
 # listed with `cpp -dM`; the numbers are left to the compiler, so numbers

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Regenerate the pinned bpf/vmlinux/ARCH/vmlinux.h from the running kernel's
 # BTF. The pinned header is what the BPF program is compiled against; CO-RE
 # relocates its field accesses to whatever kernel loads it.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Install the Debian packages kprof needs, only those missing.
 # Usage: install-deps.sh demo|test
 # As root it runs apt-get; otherwise it prints the command and fails.

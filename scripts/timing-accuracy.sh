@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # How true the shim's time of a short call is: in one process, hook_cost
 # alternates blocks of getppid() (or 1-byte reads of /dev/zero) through
 # the hooked path with blocks through an unhooked copy of libc's wrapper,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Descriptor calls of every kind, N of each, through libc's exported
  * functions only (what both producers see): bpf_kinds N makes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers for the kbpf-trace tests (tests/t_bpf_*.sh), on top of lib.sh.
 . "$KPROF_ROOT/tests/lib.sh"
 KBPF=$BUILD/kbpf-trace

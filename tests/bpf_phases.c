@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Calls in two phases with a pause the test controls: bpf_phases N M
  * makes N getppid() calls, prints "ready", reads its stdin until end of

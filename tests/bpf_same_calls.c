@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Deterministic calls through libc's exported functions, none of which
  * the dynamic loader or libc's own start-up and exit make: the shim and

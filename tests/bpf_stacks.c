@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * User stacks under kbpf-trace --stacks (built with frame pointers, see
  * the Makefile): main -> run_reads -> reader_function -> read() N times on

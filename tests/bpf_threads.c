@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Threads with known counts, for kbpf-trace -t: three threads one after
  * the other call getppid 100, 200 and 300 times, the main thread 7 times

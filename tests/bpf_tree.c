@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A process tree with known counts, for kbpf-trace's fork/exec following.
  * The parent calls getppid 100 times and forks N children (default 3);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Programs for the trace's worst days.
  * "kill N": N getppid() calls, prints "ready", then sleeps 5 ms at a time

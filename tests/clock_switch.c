@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * THREADS threads (argv[1], default 4) call getppid() in a loop until a
  * line or EOF arrives on stdin: the test decides how long they run (until

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * 1000 getppid() through libc and 500 through an inline syscall
  * instruction that no libc symbol sees: a shim counts 1000, the kernel

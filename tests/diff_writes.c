@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writes W one-byte records to /dev/null and calls getppid() G times:
  * diff_writes W G. Prints writes=W getppid=G. */
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Calls of libc functions that the shim may make as raw syscalls (raw = 2
  * in hooks.def), with failures: the results and errno must be libc's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Removes one record from a plain (not gzip) trace file, the way a lost
  * write would: drop_record IN OUT TYPE N writes IN to OUT without the N-th

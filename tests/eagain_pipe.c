@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reads an empty non-blocking pipe N times (argv[1], default 500). Every
  * read must fail with EAGAIN; prints eagain=N (the retries a profiler must

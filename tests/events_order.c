@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Checks the events of a plain (not gzip) trace file with plain
  * msgpack-c: within each stream, every thread's events come in the order

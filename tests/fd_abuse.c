@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A program that is rough with descriptors, as daemons are: it closes every
  * descriptor 0-1023 (one by one and with close_range), dup2()s a pipe onto

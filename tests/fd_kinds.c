@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * read() on every kind of descriptor, an exact number of times each, and
  * the counts it made printed as key=value lines for tests/t_shim_fd_kinds.sh:

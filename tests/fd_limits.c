@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Descriptor limits and umask, as a program may set them itself.
  * "nofile": lowers its soft RLIMIT_NOFILE to 64, opens /dev/null until

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A program that looks for descriptors it did not open, the ways real
  * programs do (test_subprocess, closefrom emulations, daemons): the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A fork child killed before it could write anything of its trace: the
  * child blocks in pause() at once, the parent makes 100 getppid calls,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fork() from a busy multithreaded process. 16 threads run while the main
  * thread forks ROUNDS times (argv[1], default 200): 12 call getppid() in a

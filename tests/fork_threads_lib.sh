@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # fork() 200 times from a process with 16 busy threads (12 calling
 # getppid, 4 blocked in read), flushing every millisecond: every child's
 # stream is exact, the parent's counts are exact and the whole trace

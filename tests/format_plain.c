@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Proves docs/FORMAT.md describes the record stream: decodes a trace with
  * plain msgpack-c and zlib (no kprof code) and checks every record

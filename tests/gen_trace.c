@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Writes a known kprof trace (docs/FORMAT.md) with msgpack-c's packer
  * only, so kanalyze can be tested before and apart from the producers.

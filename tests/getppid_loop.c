@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Calls getppid() N times (argv[1], default 1000) and says so: getppid=N. */
 #include <stdio.h>
 #include <stdlib.h>

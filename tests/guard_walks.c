@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The program memory the shim reads after a call, each walk with a
  * buffer that ends where a PROT_NONE page begins and each pointer also

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers sourced by tests/t_*.sh. A test runs in its own temporary
 # directory (the working directory); $KPROF_ROOT is the tree, $BUILD the
 # build output.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Descriptors that libc closes itself (fclose, pclose, closedir) and that
  * libc then makes again under the same number (popen's pipe): every read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Counts heap allocations made while hooked calls run: this executable
  * defines malloc, calloc, realloc and the aligned allocators itself, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Ends while one thread is blocked reading an empty pipe and another is
  * blocked writing to a full one: the exit record must say

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A small process tree with exactly known calls per process:
  *   parent: 100 getppid, fork (child A), posix_spawn of itself (child B),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The record writer encodes events itself (common/record_writer.c, one
  * append per event): its bytes must be exactly msgpack-c's, for integers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Which EAGAINs are retries. Two threads play futex ping-pong for ROUNDS
  * rounds (FUTEX_WAIT on the turn word, FUTEX_WAKE to hand it over), then

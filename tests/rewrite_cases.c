@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The cases rewrite mode must get right (tests/t_rewrite_*.sh), one per
  * subcommand; each prints what it did and exits 0 only when the program

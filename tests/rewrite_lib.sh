@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers for the rewrite-mode tests (tests/t_rewrite_*.sh), on top of
 # bpf_lib.sh: the kernel's own count (kbpf-trace --events) is the reference
 # for "every call after the shim's start-up is seen".

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Test harness, strace's way: every tests/t_*.sh is one test. It runs real
 # programs under the tools and checks exact counts. Exit status of a test:
 # 0 pass, 77 skipped (it must print why), 99 the harness broke, else fail.

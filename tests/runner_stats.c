@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * runner_stats: krunner's statistics (runner/stats.c) on generated
  * samples with known answers: the median, MAD and outliers of fixed

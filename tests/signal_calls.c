@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Hooked calls made from signal handlers must be counted exactly, also
  * when the signal interrupts the profiler's own bookkeeping or a blocked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Hooked calls interrupted by signals, with and without SA_RESTART, and
  * signal handlers nested inside each other (SA_NODEFER), every handler

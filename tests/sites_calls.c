@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reads /dev/zero from one function and writes /dev/null from another, so
  * that the call sites of read() and write() are these functions:
  * sites_calls N prints reads=N writes=2N. */

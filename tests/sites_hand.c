@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Calls every hand-written hook of the shim that returns (open, close,
  * fclose, closedir, dup2, dup3, close_range, closefrom, fcntl, ioctl,

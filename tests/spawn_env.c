@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Starts children with environments of their own, as daemons do: a
  * posix_spawn of env(1) with only LANG and PATH, and a fork + chdir("/") +

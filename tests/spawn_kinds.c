@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Every way a process can start another, each child with its own known
  * number of getppid() calls and exit status:

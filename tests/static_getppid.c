@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Statically linked: no dynamic loader, so no LD_PRELOAD shim can see its
  * calls; kbpf-trace sees them from the kernel side. Makes N (default

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Checks the generated syscall table against the running kernel: each
  * side-effect-free syscall is invoked through the number the table gives

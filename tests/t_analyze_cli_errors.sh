@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kanalyze where it used to answer wrongly with success or flood stderr:
 # a file that is no kprof trace (one message, exit 2, not one line per
 # byte), damage past the first 10 records of an input (counted), --by=errno

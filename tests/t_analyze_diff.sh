@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kanalyze --diff of two runs of one program, the second doing twice the
 # writes: exactly the write row is flagged worse (table, markdown and
 # JSON). Rows may be marked "better" by timing noise; that is no flag.

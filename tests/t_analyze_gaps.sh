@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lossless by construction: a record removed from a real trace is named by
 # its number, the profile's counts stay exact when a superseded aggregate
 # is lost, and --strict turns any hole into exit status 3.

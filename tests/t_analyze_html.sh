@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kanalyze --html: one self-contained file (no network) that headless
 # Chromium opens with no console errors, showing its charts: time by
 # syscall, the time series, the per-thread view and time by descriptor kind

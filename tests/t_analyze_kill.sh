@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kanalyze --listen survives a producer killed with SIGKILL mid-stream and
 # reports the others correctly; SIGINT then ends it with the final profile
 # (--linger keeps it from ending on its own between producers).

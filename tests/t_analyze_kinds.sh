@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kanalyze --by=kind and --blocking on the known trace of gen_trace --kinds:
 # process a's read and write entries carry `kinds` (its first thread's
 # read leaves 5 calls out of them), process b's entries carry none, and b

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kanalyze --listen: a Node process and a C process stream to one listener
 # at the same time; the final merged profile equals the profile of the
 # same run read back from the files the listener saved (--save), and the C

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # One directory reused for two runs, or traces of two producers given
 # together, are merged into one profile, but never without a word:
 # kanalyze names the runs and producers on stderr, and the profile gives

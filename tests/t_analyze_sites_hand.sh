@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kanalyze --sites names the caller for the syscalls of the shim's
 # hand-written hooks too (close, dup2, close_range, closefrom, fork,
 # posix_spawn, ioctl, prctl, mremap, renameat2, fclose, closedir, and

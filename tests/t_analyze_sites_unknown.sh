@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Every counted call is in --sites and --folded: calls the shim counted
 # without a site (exec and exit, calls accounted in the process totals) and
 # kbpf-trace's calls without a stack stand under "[unknown site]", so that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kanalyze --timeline: valid JSON in Chrome trace event format, one
 # complete ("X") slice per event record entry, on one track per thread.
 source "$KPROF_ROOT/tests/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Every entry point that parses input rejects bad input with a message
 # naming the tool and a non-zero status, never a signal or a sanitizer
 # report: kanalyze on damaged, foreign and missing traces and bad flags

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # --events under a syscall storm with a deliberately small ring buffer:
 # what was lost is reported as drop records (and by kanalyze), never
 # silently: events written + events dropped = calls counted.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A Go program (Debian's golang-go, stdlib only, built here off-network)
 # stands in for a Go daemon: its syscalls bypass libc, and kbpf-trace
 # counts the deterministic ones exactly.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Descriptor kinds read in the kernel (task->files->fdt->fd[fd]->f_inode
 # at sys_enter): a program makes N calls on pipes, a socketpair, a regular
 # file, /dev/null, an eventfd, a closed descriptor and an epoll set.

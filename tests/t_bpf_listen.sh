@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kbpf-trace -o unix:SOCKET streams live to kanalyze --listen: the
 # listener's final profile equals the same run traced into files (exact
 # counts); the shim and kbpf-trace stream to one listener at once; without

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # `kbpf-trace -p` on a Node process that is already running: its syscalls
 # appear, it keeps running undisturbed while and after kbpf-trace runs,
 # and it later exits normally on its own.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Without privileges: one clear line saying what is missing, non-zero
 # exit, nothing attached, nothing written. Also: a pid that does not exist.
 . "$KPROF_ROOT/tests/bpf_lib.sh"

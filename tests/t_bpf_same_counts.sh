@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # One deterministic C program, run twice: under the shim and under
 # kbpf-trace. For every syscall the shim intercepted, both count exactly
 # the same calls, errors and retries.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # kbpf-trace killed with SIGKILL leaves nothing attached: every BPF link
 # and program it held (read from its /proc/PID/fdinfo while it runs) is
 # gone from the kernel afterwards (bpftool link/prog show id N fails):

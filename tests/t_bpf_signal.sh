@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # SIGTERM to `kbpf-trace -- CMD`: passed on to CMD, whose end is still
 # recorded; kbpf-trace exits with CMD's status (128+15). A CMD that
 # ignores it is detached after a grace period and waited for.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kbpf-trace --stacks: the user stacks of a program built with frame
 # pointers name its own functions that called read() and write() (the
 # caller of libc's frameless wrapper is recovered from .eh_frame), in

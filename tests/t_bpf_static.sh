@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A static binary making 1000 raw getppid syscalls: kbpf-trace sees exactly
 # 1000 from the kernel side; the shim, correctly, sees nothing (no dynamic
 # loader, no LD_PRELOAD) and writes no trace.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # kbpf-trace -t: one aggregate per thread with its exact count, threads
 # that ended marked exited; one file holding the stream (-o X.msgpack);
 # periodic cumulative aggregates (-i) superseded by the final ones.

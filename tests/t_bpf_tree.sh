@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A fork/exec tree under `kbpf-trace --`: one stream per process image,
 # linked to its parent, with the exact counts each image printed.
 . "$KPROF_ROOT/tests/bpf_lib.sh"

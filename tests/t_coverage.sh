@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # kanalyze --coverage: the same program traced by the shim and by
 # kbpf-trace; the shim's share of getppid is exactly 1000 of 1500 (500 calls
 # are made with a bare syscall instruction that no libc symbol sees).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The accounting identity of kanalyze --coverage --after-start, on programs
 # nobody here wrote (cat, python3, node) traced by the shim and kbpf-trace
 # at once, in both hook modes: every call the kernel saw in a process image

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # kanalyze --coverage --pid: two processes of one run, traced by the shim
 # and by kbpf-trace at once (tests/getppid_loop 300 and 700, children of
 # one shell); --pid keeps the named processes in both traces, so the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The README's first command, `make demo`, past its package installation:
 # scripts/demo.sh profiles a real Node process and prints the merged
 # profile and one per process. Checked: the workload finished, both

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # docs/FORMAT.md describes every record: tests/format_plain.c decodes
 # traces with plain msgpack-c and zlib (no kprof code) and fails on any
 # undocumented record type or key, or a value of another type than

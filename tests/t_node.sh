@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Real Node (Debian's nodejs): the programs/node workload prints the same
 # bytes with and without the shim, and its profile shows its file I/O,
 # its epoll loop, its worker thread and its child process's own stream.

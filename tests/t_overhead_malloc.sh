@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # No heap allocation on the shim's hot path: tests/malloc_count defines the
 # allocator itself (the executable comes first in symbol lookup), counts
 # allocations per thread while it makes 4N hooked calls on an attached

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Rewrite mode, clone with a child stack: pthread_create (glibc's clone3,
 # CLONE_VM|CLONE_THREAD on a new stack) must start each thread after the
 # call site on its own stack, the parent untouched; every thread's calls,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Rewrite mode sees what symbol mode cannot: tests/coverage_mix.c makes
 # 1000 getppid() through libc and 500 with its own `syscall` instruction;
 # the shim sees all 1500, as the kernel does (t_coverage.sh: symbol mode

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Rewrite mode and code mapped executable after start: a library
 # dlopen()ed by the running program makes reads with its own `syscall`
 # instruction; the shim rescans the library when the loader maps it, so

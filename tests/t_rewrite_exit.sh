@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Rewrite mode, the ways a process ends: exit() with stdio output still
 # buffered (written by exit's own flush, after every destructor: the
 # shim's final flush comes after it, at exit_group), _exit, an exit_group

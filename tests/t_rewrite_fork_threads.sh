@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Rewrite mode: fork() 200 times from a process with 16 busy threads
 # (tests/fork_threads_lib.sh). The fork's clone is made by the hook: the
 # child starts its stream there (and again through glibc's atfork handler,

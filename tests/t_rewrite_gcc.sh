@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Issue 9, test 2: gcc -c (the driver vforks and execs cc1 and as) under
 # the shim in rewrite mode and kbpf-trace at once: the object is the same
 # as without the shim, every process image has its stream, and the shim

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Rewrite mode and code made executable at run time (a JIT's mprotect to
 # PROT_EXEC): `mov $nr, %eax; syscall` in pages the program wrote, one in
 # a single page, one whose `syscall` straddles two pages made executable

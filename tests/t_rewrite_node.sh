@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Issue 9, test 1: Node with a worker thread handing a token back and forth
 # 500 times with Atomics.wait/notify (programs/node/atomics.js), traced at
 # once by kbpf-trace and the shim in rewrite mode (the default as root):

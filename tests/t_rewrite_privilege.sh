@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Rewrite mode needs the page at address 0, which the kernel maps only
 # with CAP_SYS_RAWIO (or vm.mmap_min_addr=0, which the shim never
 # changes). Without it — root with the capability dropped, or another

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Issue 9, test 3: dash, bash and Python run unchanged under the shim in
 # rewrite mode (the default as root): the same output and exit status as
 # without it, for scripts that fork, exec, pipe, trap signals and spawn

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Rewrite mode and signals: every handled signal ends in rt_sigreturn,
 # which must run on the exact stack the kernel set up (and is counted
 # before it is made); handlers that make syscalls while their thread is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Rewrite mode with threads already running while the shim rewrites libc:
 # a library preloaded after libkprof.so (its constructor runs first)
 # starts 4 threads calling getpgrp() in a tight loop (not hooked by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Rewrite mode, vfork made with the program's own `syscall` instruction
 # (glibc's way: return address in a register): the child runs on the
 # parent's stack, burns it and execs /bin/true; the parent's frame must

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # krunner run -- CMD ARGS: any command timed run by run (hyperfine's job):
 # warm-ups discarded, every run a value, the executable fingerprinted, a
 # failing command a failed suite, --profile tracing exactly the runs made,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # krunner compare: an injected regression is marked on exactly that metric,
 # in the metric's direction, when it is beyond the threshold and
 # significant over all values; the gate fires with the defaults' number of

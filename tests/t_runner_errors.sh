@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # krunner: an unknown suite, a missing program, a corrupt result file and a
 # failing workload: a clear message, a non-zero exit, no result made up.
 source "$KPROF_ROOT/tests/lib.sh"

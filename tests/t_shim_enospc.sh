@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The trace's disk is full (a 256 KiB tmpfs filled up): the program runs
 # as without the shim. When space comes back (the program deletes the
 # filler half way) the trace says what was dropped and why, and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A program that lowers RLIMIT_NOFILE to 64 and opens descriptors until
 # EMFILE gets exactly the descriptors it gets without the shim, and its
 # trace is complete (the shim's descriptor was opened before main, at a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Nothing of the shim's is visible among the program's descriptors, in
 # either hook mode: a scanner (tests/fd_scan.c: /proc/self/fd, fcntl and
 # fstat over the whole soft RLIMIT_NOFILE, F_DUPFD from a high floor,

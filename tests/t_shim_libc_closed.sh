@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A descriptor closed inside libc (fclose, pclose, closedir) and made
 # again under the same number inside libc (popen's pipe): in both hook
 # modes its reads count under the new kind (pipe), not the old one (file).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Programs the shim must leave alone. A static binary under LD_PRELOAD runs
 # as without it (no loader, nothing preloaded, no trace). A setuid binary:
 # with LD_PRELOAD=/path the loader ignores the shim; preloaded by name from

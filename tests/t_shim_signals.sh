@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Hooked calls from signal handlers, also while the thread is inside a
 # hooked call or inside the shim's own bookkeeping: counts stay exact.
 . "$KPROF_ROOT/tests/lib.sh"

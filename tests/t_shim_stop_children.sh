@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A program that stops or kills all its children (a supervisor cleaning
 # up, `pkill -P $$`) also reaches the shim's output process. It must see
 # nothing of that: no hang waiting for a stopped writer, nothing on its

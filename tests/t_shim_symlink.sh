@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Trace files in a shared sticky directory (like /tmp) where another user
 # plants symlinks: the shim never writes through them. A symlink at the
 # exact file name the %p template gives is skipped (O_EXCL|O_NOFOLLOW: the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # 4,000 threads created and exiting (joined and detached) while the shim
 # flushes every millisecond and recycles the blocks of exited threads:
 # every call is counted once, every thread appears, the trace is whole.

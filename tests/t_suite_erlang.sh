@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # krunner --suite=erlang-ring: erlc compiles programs/erlang/ring.erl, erl
 # runs the ring once; both metrics are there, positive and finite. Without
 # erl in PATH the run stops before anything is timed and names the package.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # krunner --suite=kernel-build in its smallest honest CI setting: Debian's
 # linux-source, tinyconfig, only the scheduler (kernel/sched/) as the make goal
 # (--target=kernel/sched/; users build the whole tinyconfig kernel by default),

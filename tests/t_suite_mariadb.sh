@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # krunner --suite=mariadb-aria,mariadb-innodb: a private mariadbd per round
 # in a fresh scratch datadir; every metric positive; afterwards no mariadbd
 # of ours runs and no scratch directory is left — also when krunner is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # krunner --suite=wordpress: WordPress on php -S with a private mariadbd.
 # With --profile=preload both metrics come out positive, the versions are
 # noted and each profiled round has traces of the php processes that

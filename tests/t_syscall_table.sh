@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The generated syscall tables agree with the running kernel and with the
 # numbers strace (its own, independently checked table) prints.
 . "$KPROF_ROOT/tests/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The torture suite's CI-sized part (tests/torture/run.sh --quick, the
 # cases marked "# torture: quick"; the whole suite is `make torture`,
 # docs/TORTURE.md): git, make -j2 with gcc, bash and dash with job control,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kanalyze on a trace cut at every byte offset, plain and gzip: it never
 # crashes (no signal, no sanitizer report), always prints a profile, and
 # its exit status is exactly

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Threads created and exiting by the thousand while the shim flushes
  * (run with KPROF_INTERVAL_MS=1): WAVES (argv[1], default 250) waves of 16

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * THREADS threads (argv[1], default 8) each call getppid() CALLS times
  * (argv[2], default 10000) and exit; the main thread joins them before the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kprof-sites FILE: the `syscall` instructions of an ELF file's executable
  * sections that libkprof.so's rewrite mode may rewrite, as file offsets.

@@ -1,3 +1,4 @@
+%% SPDX-License-Identifier: MIT
 %% The erlang-ring workload: a ring of Processes lightweight processes
 %% passes one token around Laps times (Processes * Laps messages). Run by
 %% krunner's erlang-ring suite after erlc compiled it into a scratch dir:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A worker thread and the main thread hand a token back and forth ROUNDS
 // times (argv[2], default 500) with Atomics.wait/Atomics.notify on shared
 // memory: the futex traffic of a runtime whose threads wait for each other.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A small Node host workload for kprof: what a host runtime does on behalf
 // of its guests. Synchronous and asynchronous file I/O, a pipe to a child
 // process, a worker thread. Output is deterministic (byte-identical from run

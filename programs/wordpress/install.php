@@ -1,4 +1,5 @@
 <?php
+// SPDX-License-Identifier: MIT
 // Installs the site into the (empty) database, as wp-admin/install.php's
 // last step does: run by krunner's wordpress suite with php CLI from the
 // WordPress copy's directory, before anything is timed.

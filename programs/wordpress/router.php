@@ -1,4 +1,5 @@
 <?php
+// SPDX-License-Identifier: MIT
 // Router for `php -S` in krunner's scratch copy of WordPress: what the
 // rewrite rules of WordPress's .htaccess do under Apache. A file that
 // exists is served as it is (a .php file runs); every other path goes to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: gzip input to the record decoder. First byte:
  *   even: the rest is a record stream, gzip-compressed here the way the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Runs every libFuzzer target in $BUILD/fuzz for FUZZ_SECONDS each (two at a
 # time, one per core), on a seed corpus made here from real traces: the
 # shim's traces of the test programs (plain, gzip, with events, a process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A second interposer, preloaded after libkprof.so: counts the getppid()
  * calls that reach it and says how many at exit (stderr). */
 #define _GNU_SOURCE

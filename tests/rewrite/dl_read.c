@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A library for tests/t_rewrite_dlopen.sh, loaded with dlopen after the
  * program started: read_zero(n) reads /dev/zero n times with this

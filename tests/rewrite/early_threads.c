@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A library for tests/t_rewrite_threads.sh, preloaded after libkprof.so so
  * that its constructor runs first (the last preloaded library's runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bounded load generator: CONCURRENCY keep-alive connections, each sending
 // its next request when the previous answer arrived, for SECONDS seconds.
 // Prints requests=N errors=N at the end.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Soak target: an HTTP server on 127.0.0.1 that does a little real work per
 // request (a file read, a small JSON body) and reports its port on stdout.
 'use strict';

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Soak (make soak; not in CI): a Node HTTP server on 127.0.0.1 under the
 # shim for SOAK_MINUTES (default 30), driven by a bounded load generator
 # (tests/soak/client.js: SOAK_CONCURRENCY keep-alive connections, each

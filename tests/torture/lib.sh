@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers sourced by the torture cases (tests/torture/cases/*.sh).
 # A case runs in a fresh empty working directory (TMPDIR is a fresh
 # directory too) and prints a normalised result on stdout: no timestamps,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Torture suite: real programs and test suites the project did not write
 # (Python's regression tests, git, make+gcc, shells with job control, perl,
 # tar, sqlite3, http.server with curl, node), each run plain and then under

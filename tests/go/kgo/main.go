@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A stand-in for a Go daemon: its syscalls bypass libc entirely, so only
 // kbpf-trace can see them. The counts it prints are the deterministic
 // part: pwrite64/pread64 on a file, writev/readv on a pipe and getppid,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # coreutils, findutils and friends in parallel: sort --parallel (threads)
 # with a temporary directory, xargs -P4 running many processes, split and
 # cat back, find with -exec +, md5sum -c, a pipeline of a dozen stages,

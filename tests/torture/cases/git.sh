@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # git: init, add 200 files, commits, branches and a merge, log, gc
 # (pack-objects with threads), fsck, a local clone (upload-pack through a
 # pipe pair), archive piped to tar. Fixed identities and dates make every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # python3 -m http.server (ThreadingHTTPServer: a thread per connection) on
 # 127.0.0.1, an ephemeral port, fetched by curl: files from 0 bytes to
 # 5 MB, a directory listing, a 404 and a 501, HEAD, 24 transfers in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # make -j2 building 10 C files with gcc (gcc, cc1, as, collect2, ld: the
 # whole driver tree), running the program, an incremental rebuild after a
 # header changes, and `make -q`. The objects and the program are the same

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # node: worker_threads (messages, a SharedArrayBuffer with Atomics.wait and
 # notify), child_process (spawn, execFile, exec through a shell, fork with
 # IPC, spawnSync), a net server and 12 clients on 127.0.0.1 echoing 256 KiB

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # perl: fork and waitpid, pipes both ways (open -| and |-), system and
 # backticks, socketpair, signals (%SIG, alarm, kill), ithreads with a
 # shared queue, file I/O with seek, sysread and flock, sprintf, sort,

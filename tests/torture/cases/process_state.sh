@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What a program can see of its own process, printed by the programs
 # themselves (dash, bash, perl, python) and by their children after fork
 # and exec: open descriptors and what they are, signal dispositions and

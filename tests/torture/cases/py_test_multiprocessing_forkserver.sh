@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Python's regression test test_multiprocessing_forkserver (Debian's libpython3.11-testsuite),
 # beyond the modules the suite was asked for: event loops, thread and
 # process pools, the forkserver start method.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Python's regression test test_os (Debian's libpython3.11-testsuite).
 # torture: quick timeout=300
 . "$TORTURE_CASES/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Python's regression test test_selectors (Debian's libpython3.11-testsuite).
 # torture: timeout=300
 . "$TORTURE_CASES/lib.sh"

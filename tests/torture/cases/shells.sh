@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bash and dash with job control: a POSIX script run by each shell on a
 # terminal of its own (util-linux `script`, so that `set -m` really puts
 # jobs into process groups and stops, continues, fg and kill of %jobs work),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # sqlite3 (the command-line shell): a table of 20000 rows in one
 # transaction, indexes, joins, aggregates, a WAL database written by four
 # processes at once (fcntl locks, shared memory, busy timeout), VACUUM,

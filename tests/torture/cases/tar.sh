@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tar: a tree of regular files, a sparse file, symlinks, hard links, long
 # names and modes, archived plain, with gzip and xz (tar forks the
 # compressor and talks to it through pipes), listed, extracted elsewhere
