@@ -90,23 +90,6 @@ static void print_summary(const struct run *run)
 				"another warm-up\n");
 }
 
-static int ensure_dir(const char *dir)
-{
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* krunner --suite=... and krunner calibrate. */
 static int run_command(const struct options *opts, const struct locations *loc, int *exit_code)
 {
@@ -118,7 +101,7 @@ static int run_command(const struct options *opts, const struct locations *loc, 
 	err = run_prepare(&run, opts, loc);
 	if (err)
 		goto out;
-	err = ensure_dir(loc->out_dir);
+	err = run_mkdir_p(loc->out_dir);
 	if (err) {
 		fprintf(stderr, "krunner: cannot create %s: %s\n", loc->out_dir, strerror(-err));
 		goto out;
@@ -219,7 +202,7 @@ static int ab_command(const struct options *opts, const struct locations *loc, i
 	int err = run_prepare(&a, opts, loc);
 	if (!err)
 		err = run_prepare(&b, &b_opts, loc);
-	if (!err && (err = ensure_dir(loc->out_dir)) != 0)
+	if (!err && (err = run_mkdir_p(loc->out_dir)) != 0)
 		fprintf(stderr, "krunner: cannot create %s: %s\n", loc->out_dir, strerror(-err));
 	if (!err)
 		err = exec_catch_interrupts();

@@ -89,7 +89,7 @@ static void suite_fail(struct suite_ctx *ctx, const char *fmt, ...)
 		ctx->error = strdup(msg);
 }
 
-static int mkdir_p(const char *path)
+int run_mkdir_p(const char *path)
 {
 	char buf[PATH_MAX];
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
@@ -156,7 +156,7 @@ int suite_result_dir(struct suite_ctx *ctx, const char *name, char *path, size_t
 	int n = snprintf(path, len, "%s/%s-%s", ctx->run->loc->out_dir, ctx->run->stamp, name);
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
-	return mkdir_p(path);
+	return run_mkdir_p(path);
 }
 
 int suite_add_input(struct suite_ctx *ctx, const char *name, const char *path)
@@ -644,7 +644,7 @@ static int run_round(struct suite_ctx *ctx, int number, bool profiled)
 		if (snprintf(ctx->round_trace_dir, sizeof(ctx->round_trace_dir), "%s/%s/%s",
 			     run->trace_root, s->name, name) >= (int)sizeof(ctx->round_trace_dir))
 			return -ENAMETOOLONG;
-		err = mkdir_p(ctx->round_trace_dir);
+		err = run_mkdir_p(ctx->round_trace_dir);
 		if (err) {
 			suite_fail(ctx, "cannot create %s: %s", ctx->round_trace_dir, strerror(-err));
 			return err;
@@ -844,7 +844,7 @@ static int trace_root_ready(struct run *run)
 {
 	if (!run->trace_root[0])
 		return 0;
-	int err = mkdir_p(run->trace_root);
+	int err = run_mkdir_p(run->trace_root);
 	if (err)
 		fprintf(stderr, "krunner: cannot create %s: %s\n", run->trace_root, strerror(-err));
 	return err;

@@ -85,6 +85,8 @@ struct run {
 int run_prepare(struct run *run, const struct options *opts, const struct locations *loc);
 /* Runs every suite's rounds. 0, or -errno on a failure of krunner itself;
  * failed workloads are counted in run->failed_suites. */
+/* mkdir -p with mode 0755: 0 or -errno. */
+int run_mkdir_p(const char *path);
 int run_execute(struct run *run);
 /* krunner ab: the suites of a and b (prepared from the same options but
  * the launcher) in one run, their rounds interleaved ABBA, b sharing a's

@@ -158,33 +158,21 @@ static void teardown_mariadb(struct suite_ctx *ctx)
 	mariadb_server_destroy(ctx, &server);
 }
 
-static const struct suite mariadb_aria = {
-	.name = "mariadb-aria",
-	.description = "private mariadbd (Aria): bootstrap, then create/insert/select/join client sessions",
-	.metrics = metrics,
-	.n_metrics = ARRAY_SIZE(metrics),
-	.artifacts = artifacts,
-	.n_artifacts = ARRAY_SIZE(artifacts),
-	.default_rounds = SUITE_APP_ROUNDS,
-	.warmup_rounds = 1,
-	.setup = setup_aria,
-	.round = round_aria,
-	.teardown = teardown_mariadb,
-};
+/* The two variants differ by their engine only. */
+#define MARIADB_SUITE(engine_name, engine)                                              \
+	{                                                                               \
+		.name = "mariadb-" #engine,                                             \
+		.description = "private mariadbd (" engine_name "): bootstrap, then "   \
+			       "create/insert/select/join client sessions",             \
+		.metrics = metrics, .n_metrics = ARRAY_SIZE(metrics),                  \
+		.artifacts = artifacts, .n_artifacts = ARRAY_SIZE(artifacts),          \
+		.default_rounds = SUITE_APP_ROUNDS, .warmup_rounds = 1,                 \
+		.setup = setup_##engine, .round = round_##engine,                       \
+		.teardown = teardown_mariadb,                                           \
+	}
 
-static const struct suite mariadb_innodb = {
-	.name = "mariadb-innodb",
-	.description = "private mariadbd (InnoDB): bootstrap, then create/insert/select/join client sessions",
-	.metrics = metrics,
-	.n_metrics = ARRAY_SIZE(metrics),
-	.artifacts = artifacts,
-	.n_artifacts = ARRAY_SIZE(artifacts),
-	.default_rounds = SUITE_APP_ROUNDS,
-	.warmup_rounds = 1,
-	.setup = setup_innodb,
-	.round = round_innodb,
-	.teardown = teardown_mariadb,
-};
+static const struct suite mariadb_aria = MARIADB_SUITE("Aria", aria);
+static const struct suite mariadb_innodb = MARIADB_SUITE("InnoDB", innodb);
 
 SUITE_REGISTER(mariadb_aria)
 SUITE_REGISTER(mariadb_innodb)
