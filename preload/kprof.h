@@ -427,13 +427,10 @@ void kp_event_add(struct kp_thread *t, unsigned nr, uint64_t start_ns, uint64_t 
 void kp_flush_periodic(void);
 extern bool kp_events_enabled;
 
-/* Starts timing a call on this thread (both hook modes). */
-static inline bool kp_call_start(struct kp_call *c, unsigned nr, long arg0)
+/* The call becomes thread t's current one, and its clock starts. */
+static inline void kp_call_enter(struct kp_call *c, struct kp_thread *t, unsigned nr,
+				 long arg0)
 {
-	struct kp_thread *t = kp_self;
-	c->site = 0;
-	if (unlikely(!t))
-		return kp_call_begin_slow(c, nr, arg0);
 	c->t = t;
 	c->nr = nr;
 	c->prev_nr = t->cur_nr;
@@ -442,6 +439,16 @@ static inline bool kp_call_start(struct kp_call *c, unsigned nr, long arg0)
 	t->cur_nr = nr + 1;
 	kp_call_fd(c, nr, arg0);
 	kp_call_stamp(c);
+}
+
+/* Starts timing a call on this thread (both hook modes). */
+static inline bool kp_call_start(struct kp_call *c, unsigned nr, long arg0)
+{
+	struct kp_thread *t = kp_self;
+	c->site = 0;
+	if (unlikely(!t))
+		return kp_call_begin_slow(c, nr, arg0);
+	kp_call_enter(c, t, nr, arg0);
 	return true;
 }
 

@@ -176,14 +176,7 @@ bool kp_call_begin_slow(struct kp_call *c, unsigned nr, long arg0)
 		kp_call_stamp(c);
 		return true;
 	}
-	c->t = t;
-	c->nr = nr;
-	c->prev_nr = t->cur_nr;
-	c->prev_fd = t->cur_fd;
-	t->cur_fd = arg0;
-	t->cur_nr = nr + 1;
-	kp_call_fd(c, nr, arg0);
-	kp_call_stamp(c);
+	kp_call_enter(c, t, nr, arg0);
 	return true;
 }
 

@@ -67,26 +67,26 @@ out=$("$KRUNNER" compare --no-noise --fail-on-regression base.json small.json) |
 grep -q 'pipe_mbps.*| -2.0% † |' <<<"$out" || fail "small change row: $(grep pipe_mbps <<<"$out")"
 echo "ok: a significant change within the threshold is not a regression"
 
+# no_verdict BEFORE AFTER MARK MESSAGE: the gate fails loudly (exit 3),
+# pipe_mbps's row says MARK and stderr MESSAGE
+no_verdict() {
+	gate "$1" "$2"
+	expect_eq "$3: exit" 3 "$rc"
+	grep -q "pipe_mbps.*$3" <<<"$out" || fail "pipe_mbps not marked $3: $(grep pipe_mbps <<<"$out")"
+	grep -q "$4" err.txt || fail "no loud failure: $(cat err.txt)"
+	echo "ok: $3: --fail-on-regression fails loudly"
+}
 # Too noisy to gate: values spread over +-50% on both sides
 jq '(.suites[0].metrics.pipe_mbps.samples) = ([range(15)] | map(50 + . * 7))' base.json >noisy.json
 scale noisy.json pipe_mbps 0.9 >noisy_down.json
-gate noisy.json noisy_down.json
-expect_eq "too noisy: exit" 3 "$rc"
-grep -q 'pipe_mbps.*too noisy' <<<"$out" || fail "noisy metric not marked: $(grep pipe_mbps <<<"$out")"
-grep -q 'too noisy (threshold above 20%)' err.txt || fail "no loud failure: $(cat err.txt)"
+no_verdict noisy.json noisy_down.json "too noisy" "too noisy (threshold above 20%)"
 "$KRUNNER" compare --no-noise noisy.json noisy_down.json >/dev/null ||
 	fail "too noisy without --fail-on-regression is not a failure"
-echo "ok: too noisy to gate fails --fail-on-regression loudly"
-
 # Too few values: 3 against 3, tight, 50% worse: no p can reach 0.05, so
 # the metric cannot be gated, and the gate says so instead of passing
 jq '(.suites[0].metrics.pipe_mbps.samples) = [100, 100.1, 100.2]' base.json >three.json
 scale three.json pipe_mbps 0.5 >three_down.json
-gate three.json three_down.json
-expect_eq "too few values: exit" 3 "$rc"
-grep -q 'pipe_mbps.*too few values' <<<"$out" || fail "3 vs 3 not marked: $(grep pipe_mbps <<<"$out")"
-grep -q 'too few values to gate' err.txt || fail "no loud failure: $(cat err.txt)"
-echo "ok: too few values to gate fails --fail-on-regression loudly"
+no_verdict three.json three_down.json "too few values" "too few values to gate"
 
 # Calibrated noise of this host and these settings raises the threshold
 host=$(jq -r .host.hostname base.json)
