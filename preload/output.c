@@ -229,6 +229,30 @@ static int open_excl(const char *path)
 	return (int)fd;
 }
 
+/*
+ * The first of head[.N]suffix that does not exist yet, created: N from 0
+ * (without ".0" unless dot_zero) to 999. Its fd, or -errno.
+ */
+static int open_numbered(const char *head, bool dot_zero, const char *suffix)
+{
+	for (unsigned n = 0; n < 1000; n++) {
+		char path[KP_PATH_MAX] = "";
+		append(path, sizeof(path), head);
+		if (n || dot_zero) {
+			append(path, sizeof(path), ".");
+			append_u64(path, sizeof(path), n);
+		}
+		append(path, sizeof(path), suffix);
+		int fd = open_excl(path);
+		if (fd == -EEXIST)
+			continue;
+		if (fd >= 0)
+			memcpy(out.path, path, sizeof(path));
+		return fd;
+	}
+	return -EEXIST;
+}
+
 /* KPROF_OUT with %p: expand, then NAME.1.msgpack, NAME.2.msgpack ... */
 static int open_template(const char *tmpl)
 {
@@ -245,24 +269,8 @@ static int open_template(const char *tmpl)
 	const char *suffix = ends_with(base, ".msgpack.gz") ? ".msgpack.gz" :
 			     ends_with(base, ".msgpack")    ? ".msgpack" :
 			     ends_with(base, ".gz")	    ? ".gz" : "";
-	size_t stem_len = strlen(base) - strlen(suffix);
-	for (unsigned n = 0; n < 1000; n++) {
-		char path[KP_PATH_MAX];
-		memcpy(path, base, stem_len);
-		path[stem_len] = 0;
-		if (n) {
-			append(path, sizeof(path), ".");
-			append_u64(path, sizeof(path), n);
-		}
-		append(path, sizeof(path), suffix);
-		int fd = open_excl(path);
-		if (fd == -EEXIST)
-			continue;
-		if (fd >= 0)
-			memcpy(out.path, path, sizeof(path));
-		return fd;
-	}
-	return -EEXIST;
+	base[strlen(base) - strlen(suffix)] = 0;
+	return open_numbered(base, false, suffix);
 }
 
 /*
@@ -310,24 +318,13 @@ static int open_in_dir(const char *dir, bool gzip)
 	exe = exe ? exe + 1 : kp_proc.exe;
 	if (!*exe)
 		exe = "unknown";
-	for (unsigned n = 0; n < 1000; n++) {
-		char path[KP_PATH_MAX] = "";
-		append(path, sizeof(path), dir);
-		append(path, sizeof(path), "/");
-		append(path, sizeof(path), exe);
-		append(path, sizeof(path), ".");
-		append_u64(path, sizeof(path), kp_proc.pid);
-		append(path, sizeof(path), ".");
-		append_u64(path, sizeof(path), n);
-		append(path, sizeof(path), gzip ? ".msgpack.gz" : ".msgpack");
-		int fd = open_excl(path);
-		if (fd == -EEXIST)
-			continue;
-		if (fd >= 0)
-			memcpy(out.path, path, sizeof(path));
-		return fd;
-	}
-	return -EEXIST;
+	char head[KP_PATH_MAX] = "";
+	append(head, sizeof(head), dir);
+	append(head, sizeof(head), "/");
+	append(head, sizeof(head), exe);
+	append(head, sizeof(head), ".");
+	append_u64(head, sizeof(head), kp_proc.pid);
+	return open_numbered(head, true, gzip ? ".msgpack.gz" : ".msgpack");
 }
 
 static int open_unix(const char *path)
