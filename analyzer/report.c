@@ -17,6 +17,19 @@ int ka_report_profile(struct ka_profile *p, const struct ka_model *m,
 	return 0;
 }
 
+int ka_report_emit(FILE *out, const struct ka_model *m, const struct ka_stream *s,
+		   const struct ka_thread *t, const struct ka_report_opts *o,
+		   ka_profile_emit *emit)
+{
+	struct ka_profile p;
+	int err = ka_report_profile(&p, m, s, t, o);
+	if (err)
+		return err;
+	emit(out, &p, s, t, o);
+	ka_profile_free(&p);
+	return 0;
+}
+
 void ka_format_duration(char *buf, size_t size, double value, int decimals)
 {
 	static const double last_digit[] = { 1, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5,

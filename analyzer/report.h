@@ -43,6 +43,12 @@ int ka_report_markdown(FILE *out, const struct ka_model *m,
 int ka_report_profile(struct ka_profile *p, const struct ka_model *m,
 		      const struct ka_stream *s, const struct ka_thread *t,
 		      const struct ka_report_opts *o);
+/* The same profile handed to emit, which prints it on out, then freed. */
+typedef void ka_profile_emit(FILE *out, const struct ka_profile *p, const struct ka_stream *s,
+			     const struct ka_thread *t, const struct ka_report_opts *o);
+int ka_report_emit(FILE *out, const struct ka_model *m, const struct ka_stream *s,
+		   const struct ka_thread *t, const struct ka_report_opts *o,
+		   ka_profile_emit *emit);
 /*
  * A time in its column's unit (ms, us) with the given decimals ("13.84");
  * a non-zero value below one unit of the last decimal gets two

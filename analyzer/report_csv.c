@@ -71,16 +71,11 @@ static int print_kind_rows(FILE *out, const struct ka_model *m,
 	return 0;
 }
 
-static int print_rows(FILE *out, const struct ka_model *m,
-		      const struct ka_stream *s, const struct ka_thread *t,
-		      const struct ka_report_opts *o)
+static void emit_rows(FILE *out, const struct ka_profile *p, const struct ka_stream *s,
+		      const struct ka_thread *t, const struct ka_report_opts *o)
 {
-	struct ka_profile p;
-	int err = ka_report_profile(&p, m, s, t, o);
-	if (err)
-		return err;
-	for (size_t i = 0; i < ka_report_rows(&p, o); i++) {
-		const struct ka_row *r = &p.rows[i];
+	for (size_t i = 0; i < ka_report_rows(p, o); i++) {
+		const struct ka_row *r = &p->rows[i];
 		if (s && t)
 			fprintf(out, "%" PRIu64 ",%016" PRIx64 ",%" PRIu64 ",%" PRIu64 ",",
 				s->pid, s->stream, t->thread, t->tid);
@@ -91,8 +86,13 @@ static int print_rows(FILE *out, const struct ka_model *m,
 		}
 		print_row(out, r);
 	}
-	ka_profile_free(&p);
-	return 0;
+}
+
+static int print_rows(FILE *out, const struct ka_model *m,
+		      const struct ka_stream *s, const struct ka_thread *t,
+		      const struct ka_report_opts *o)
+{
+	return ka_report_emit(out, m, s, t, o, emit_rows);
 }
 
 int ka_report_csv(FILE *out, const struct ka_model *m,

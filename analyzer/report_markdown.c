@@ -58,17 +58,19 @@ static void md_row(FILE *out, const struct ka_row *r, bool total,
 static void md_table(FILE *out, const struct ka_profile *p,
 		     const struct ka_report_opts *o);
 
+static void md_emit(FILE *out, const struct ka_profile *p, const struct ka_stream *s,
+		    const struct ka_thread *t, const struct ka_report_opts *o)
+{
+	(void)s;
+	(void)t;
+	md_table(out, p, o);
+}
+
 static int md_profile(FILE *out, const struct ka_model *m,
 		      const struct ka_stream *s, const struct ka_thread *t,
 		      const struct ka_report_opts *o)
 {
-	struct ka_profile p;
-	int err = ka_report_profile(&p, m, s, t, o);
-	if (err)
-		return err;
-	md_table(out, &p, o);
-	ka_profile_free(&p);
-	return 0;
+	return ka_report_emit(out, m, s, t, o, md_emit);
 }
 
 static int md_kinds(FILE *out, const struct ka_model *m,
