@@ -28,10 +28,19 @@ int noise_path(const struct options *opts, const struct locations *loc, char *ou
 {
 	int n;
 	*explicit_path = opts->noise_path != NULL;
-	if (opts->noise_path)
+	if (opts->noise_path) {
 		n = snprintf(out, len, "%s", opts->noise_path);
-	else
+	} else if (!opts->out_dir && opts->after && strrchr(opts->after, '/')) {
+		/* compare without --out: the noise beside the results compared
+		 * (krunner ab --out=DIR wrote both there), else the default */
+		int dir = (int)(strrchr(opts->after, '/') - opts->after);
+		n = snprintf(out, len, "%.*s/noise.json", dir, opts->after);
+		if (n >= 0 && (size_t)n < len && access(out, F_OK) == 0)
+			return 0;
 		n = snprintf(out, len, "%s/noise.json", loc->out_dir);
+	} else {
+		n = snprintf(out, len, "%s/noise.json", loc->out_dir);
+	}
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
@@ -171,10 +180,12 @@ static double calibrated_noise(struct compare_state *st, const char *key, json_t
 static void format_interval(const struct stats_summary *s, const char *unit, char *buf,
 			    size_t len)
 {
-	char m[40];
+	char m[40], lo[40], hi[40];
 	format_value(s->median, unit, m, sizeof(m));
-	snprintf(buf, len, "%s [%.4g–%.4g] n=%zu%s", m, s->ci_lo, s->ci_hi, s->n,
-		 s->outliers ? " ⚠" : "");
+	format_value(s->ci_lo, "", lo, sizeof(lo));
+	format_value(s->ci_hi, "", hi, sizeof(hi));
+	lo[strcspn(lo, " ")] = hi[strcspn(hi, " ")] = '\0'; /* the unit is the median's */
+	snprintf(buf, len, "%s [%s–%s] n=%zu%s", m, lo, hi, s->n, s->outliers ? " ⚠" : "");
 }
 
 static void compare_metric(struct compare_state *st, const char *suite_name, bool comparable,

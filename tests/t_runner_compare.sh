@@ -107,6 +107,12 @@ out=$("$KRUNNER" compare --noise=other_host.json base.json throughput_down.json)
 grep -q 'ignored: measured on elsewhere' <<<"$out" || fail "other host's noise not refused"
 expect_eq "noise of another host ignored: bold rows" 1 "$(bold_rows <<<"$out" | grep -c .)"
 echo "ok: noise only for its host and settings"
+# without --noise and --out, the noise file beside the results compared
+mkdir beside && cp base.json throughput_down.json beside/ && cp noise.json beside/
+out=$("$KRUNNER" compare beside/base.json beside/throughput_down.json)
+grep -q 'Calibrated noise from beside/noise.json' <<<"$out" ||
+	fail "noise beside the results not used: $(grep -i noise <<<"$out" | tail -2)"
+echo "ok: the noise file beside the results"
 
 # Different program fingerprints: flagged, never a failing regression.
 jq '.suites[0].artifacts[0].sha256 = ("0" * 64)' throughput_down.json >other_program.json
