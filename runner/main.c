@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "artifacts.h"
 #include "compare.h"
@@ -90,6 +89,46 @@ static void print_summary(const struct run *run)
 				"another warm-up\n");
 }
 
+/*
+ * Runs what run_prepare() made of the command line; b (krunner ab) is run
+ * interleaved with a. 0 when there are results to write, 1 when the run
+ * was interrupted (said, the exit code set), or -errno (said).
+ */
+static int execute(const struct locations *loc, struct run *a, struct run *b, int *exit_code)
+{
+	int err = run_mkdir_p(loc->out_dir);
+	if (err) {
+		fprintf(stderr, "krunner: cannot create %s: %s\n", loc->out_dir, strerror(-err));
+		return err;
+	}
+	err = exec_catch_interrupts();
+	if (err)
+		return err;
+	err = b ? run_execute_ab(a, b) : run_execute(a);
+	if (err) {
+		fprintf(stderr, "krunner: run aborted: %s\n", strerror(-err));
+		return err;
+	}
+	if (exec_interrupted()) {
+		/* Teardown ran; a partial run is not a result. */
+		fprintf(stderr, "krunner: interrupted; no result written\n");
+		*exit_code = EXIT_INTERRUPTED;
+		return 1;
+	}
+	return 0;
+}
+
+/* Says how many suites failed; true if any did (exit code set). */
+static bool say_failed(const struct run *run, int *exit_code)
+{
+	if (!run->failed_suites)
+		return false;
+	fprintf(stderr, "krunner: %d suite%s failed\n", run->failed_suites,
+		run->failed_suites == 1 ? "" : "s");
+	*exit_code = EXIT_WORKLOAD_FAILED;
+	return true;
+}
+
 /* krunner --suite=... and krunner calibrate. */
 static int run_command(const struct options *opts, const struct locations *loc, int *exit_code)
 {
@@ -99,27 +138,10 @@ static int run_command(const struct options *opts, const struct locations *loc, 
 	int err;
 
 	err = run_prepare(&run, opts, loc);
+	if (!err)
+		err = execute(loc, &run, NULL, exit_code);
 	if (err)
 		goto out;
-	err = run_mkdir_p(loc->out_dir);
-	if (err) {
-		fprintf(stderr, "krunner: cannot create %s: %s\n", loc->out_dir, strerror(-err));
-		goto out;
-	}
-	err = exec_catch_interrupts();
-	if (err)
-		goto out;
-	err = run_execute(&run);
-	if (err) {
-		fprintf(stderr, "krunner: run aborted: %s\n", strerror(-err));
-		goto out;
-	}
-	if (exec_interrupted()) {
-		/* Teardown ran; a partial run is not a result. */
-		fprintf(stderr, "krunner: interrupted; no result written\n");
-		*exit_code = EXIT_INTERRUPTED;
-		goto out;
-	}
 	if (opts->command == COMMAND_CALIBRATE) {
 		char noise[PATH_MAX];
 		bool explicit_path;
@@ -149,15 +171,11 @@ static int run_command(const struct options *opts, const struct locations *loc, 
 		}
 		fprintf(stderr, "krunner: result written to %s\n", path);
 	}
-	if (run.failed_suites) {
-		fprintf(stderr, "krunner: %d suite%s failed\n", run.failed_suites,
-			run.failed_suites == 1 ? "" : "s");
-		*exit_code = EXIT_WORKLOAD_FAILED;
-	}
+	say_failed(&run, exit_code);
 out:
 	json_decref(result);
 	run_free(&run);
-	return err;
+	return err < 0 ? err : 0;
 }
 
 /* krunner compare, and the comparison that ends krunner ab. */
@@ -202,30 +220,17 @@ static int ab_command(const struct options *opts, const struct locations *loc, i
 	int err = run_prepare(&a, opts, loc);
 	if (!err)
 		err = run_prepare(&b, &b_opts, loc);
-	if (!err && (err = run_mkdir_p(loc->out_dir)) != 0)
-		fprintf(stderr, "krunner: cannot create %s: %s\n", loc->out_dir, strerror(-err));
 	if (!err)
-		err = exec_catch_interrupts();
-	if (!err && (err = run_execute_ab(&a, &b)) != 0)
-		fprintf(stderr, "krunner: run aborted: %s\n", strerror(-err));
+		err = execute(loc, &a, &b, exit_code);
 	if (err)
 		goto out;
-	if (exec_interrupted()) {
-		fprintf(stderr, "krunner: interrupted; no result written\n");
-		*exit_code = EXIT_INTERRUPTED;
-		goto out;
-	}
 	err = write_side(&a, "-A", path_a, sizeof(path_a));
 	if (!err)
 		err = write_side(&b, "-B", path_b, sizeof(path_b));
 	if (err)
 		goto out;
-	if (a.failed_suites) {
-		fprintf(stderr, "krunner: %d suite%s failed\n", a.failed_suites,
-			a.failed_suites == 1 ? "" : "s");
-		*exit_code = EXIT_WORKLOAD_FAILED;
+	if (say_failed(&a, exit_code))
 		goto out;
-	}
 	struct options c = *opts;
 	c.before = path_a;
 	c.after = path_b;
@@ -233,7 +238,7 @@ static int ab_command(const struct options *opts, const struct locations *loc, i
 out:
 	run_free(&a);
 	run_free(&b);
-	return err;
+	return err < 0 ? err : 0;
 }
 
 int main(int argc, char **argv)

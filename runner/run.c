@@ -828,15 +828,12 @@ static int run_suite_ab(struct suite_ctx *a, struct suite_ctx *b)
 	 * both alike */
 	for (int r = 1; r <= a->n_rounds && !err && suite_going(a); r++)
 		err = r % 2 ? round_pair(a, b, r) : round_pair(b, a, r);
-	if (exec_interrupted())
-		suite_fail(b, "interrupted");
 	suite_finish(a);
-	b->setup_done = false; /* A's teardown was the one */
-	if (b->scratch_dir)
-		b->scratch_dir[0] = '\0'; /* removed with A's */
-	progress_clear(b->run);
-	if (b->error)
-		b->run->failed_suites++;
+	/* A's teardown was the one, and its scratch directory is gone */
+	b->setup_done = false;
+	free(b->scratch_dir);
+	b->scratch_dir = NULL;
+	suite_finish(b);
 	return err;
 }
 
