@@ -5,7 +5,11 @@
 # then scripts without a terminal: pipes, traps (EXIT, USR1, TERM, CHLD),
 # wait on many background jobs, subshells, command substitution, bash's
 # coproc, wait -n, process substitution and pipefail. Delays are 0.2 s or
-# more where an order depends on them.
+# more where an order depends on them. A killed job is waited for by pid
+# (`wait %1` says "no such job" when bash reaped and reported it first),
+# and every job is waited for before `wait -n` (bash's `wait -n` returns an
+# earlier job's status when it finished before being reported: the
+# coproc's 0 came first in one loaded run).
 # torture: quick timeout=240
 . "$TORTURE_CASES/lib.sh"
 cat > jobs.sh <<'EOF'
@@ -24,8 +28,9 @@ echo "fg $?"
 wait $!
 echo "wait $?"
 sleep 5 &
+pid=$!
 kill %1
-wait %1
+wait $pid
 echo "killed $?"
 sh -c 'kill -TERM $$'
 echo "child killed itself: $?"
@@ -67,6 +72,7 @@ echo "read from a fifo:"
 mkfifo f
 (echo through the fifo > f) &
 cat f
+rm f
 wait
 (exit 7)
 echo "status $?"
@@ -91,7 +97,7 @@ echo "hello coproc" >&"${UPPER[1]}"
 exec {UPPER[1]}>&-
 read -r line <&"${UPPER[0]}"
 echo "$line"
-wait $UPPER_PID
+wait
 (sleep 1.2; exit 1) & (sleep 0.6; exit 2) & (sleep 0.1; exit 3) &
 wait -n
 echo "first done: $?"
