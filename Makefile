@@ -43,8 +43,11 @@ GEN_SRC := $(BUILD)/gen/syscalls_x86_64.c $(BUILD)/gen/syscalls_aarch64.c
 COMMON_PIC_OBJ := $(COMMON_SRC:%.c=$(BUILD)/pic/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/pic/gen/%.o)
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
 
-SHIM_SRC := $(wildcard preload/*.c)
-SHIM_ASM := $(wildcard preload/*.S)
+# The shim's layers, each calling only those below it (docs/ARCHITECTURE.md):
+# core, sink, lifecycle, then the front ends rewrite and symbols.
+SHIM_LAYERS := core sink lifecycle rewrite symbols
+SHIM_SRC := $(foreach l,$(SHIM_LAYERS),$(wildcard preload/$(l)/*.c))
+SHIM_ASM := $(foreach l,$(SHIM_LAYERS),$(wildcard preload/$(l)/*.S))
 SHIM_OBJ := $(SHIM_SRC:%.c=$(BUILD)/pic/%.o) $(SHIM_ASM:%.S=$(BUILD)/pic/%.o)
 ANALYZER_SRC := $(wildcard analyzer/*.c)
 ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(BUILD)/obj/%.o)
@@ -120,13 +123,13 @@ $(BUILD)/libkcommon.a: $(COMMON_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # The version script: every function of hooks.def exported, nothing else.
-$(BUILD)/gen/libkprof.map: preload/hooks.def
+$(BUILD)/gen/libkprof.map: preload/symbols/hooks.def
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q){ echo '/* Generated from preload/hooks.def: export the hooks only. */'; \
+	$(Q){ echo '/* Generated from preload/symbols/hooks.def: export the hooks only. */'; \
 	  echo '{'; echo '	global:'; \
 	  printf '#define KP_HOOK(r, name, ...) name;\n#define KP_HAND(r, name, ...) name;\n#include "hooks.def"\n' | \
-	  $(CC) -E -P -Ipreload -x c - | tr -s ' \n' '\n' | sed -n 's/^\(.*;\)$$/		\1/p'; \
+	  $(CC) -E -P -Ipreload/symbols -x c - | tr -s ' \n' '\n' | sed -n 's/^\(.*;\)$$/		\1/p'; \
 	  echo '	local: *;'; echo '};'; } > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/libkprof.so: $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a $(BUILD)/gen/libkprof.map

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The shim's clock (preload/clock.c). A process starts on CLOCK_MONOTONIC
+# The shim's clock (preload/core/clock.c). A process starts on CLOCK_MONOTONIC
 # and switches to a TSC it calibrated against CLOCK_MONOTONIC once two
 # intervals of >= 100 ms agree within 10 ppm (and CPUID says the TSC is
 # invariant); it falls back for good when a later check disagrees.

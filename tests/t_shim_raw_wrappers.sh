@@ -9,7 +9,7 @@ command -v objdump > /dev/null || fail "objdump (binutils) is needed"
 libc=$(ldd "$BUILD/tests/getppid_loop" | awk '/libc\.so\.6/ { print $3 }')
 [ -r "$libc" ] || fail "libc.so.6 not found: $(ldd "$BUILD/tests/getppid_loop")"
 sed -nE 's/^KP_HOOK\([^,]+, ([a-z0-9_]+), (SYS_[a-z0-9_]+),.*, RAW_DIRECT\)$/\1 \2/p' \
-	"$KPROF_ROOT/preload/hooks.def" > raw2.txt
+	"$KPROF_ROOT/preload/symbols/hooks.def" > raw2.txt
 n=$(wc -l < raw2.txt)
 [ "$n" -gt 0 ] || fail "no RAW_DIRECT line in hooks.def"
 nm -D "$libc" > libc.syms

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the shim knows of its process (core/base.c): the configuration read
+ * from KPROF_* once at start-up and the process's identity and stream,
+ * both filled by lifecycle/init.c; stderr and debug messages; small /proc
+ * reads through raw syscalls.
+ */
+#ifndef KPROF_CORE_BASE_H
+#define KPROF_CORE_BASE_H
+
+#include "raw.h"
+
+#define KP_PATH_MAX 4096
+#define KP_MAX_PENDING_FORKS 64
+
+struct kp_config {
+	char out[KP_PATH_MAX];
+	char fallback_dir[KP_PATH_MAX]; /* for unix: when nobody listens */
+	uint64_t interval_ms;
+	bool events;
+	bool gzip;
+	bool debug;
+	/* KPROF_EXEC_SITES: the parent's site cache, for a child image whose
+	 * environment names no home (rewrite/scan.c) */
+	char exec_sites[KP_PATH_MAX];
+};
+
+struct kp_proc {
+	uint64_t pid; /* 0: not known yet (fork child, resolved at flush) */
+	uint64_t ppid;
+	uint64_t stream;
+	uint64_t parent_stream;
+	const char *origin;
+	uint64_t start_mono_ns;
+	uint64_t start_real_ns;
+	bool header_written;
+	bool maps_written;
+	uint64_t seq; /* records numbered so far in this stream */
+	int64_t exit_status;
+	bool have_exit_status;
+	bool final_done;
+	char exe[KP_PATH_MAX];
+	char cmdline[8192];
+	const char *argv[256];
+	unsigned argc;
+	char host[65];
+	char kernel[65];
+	uint32_t pending_fork_child[KP_MAX_PENDING_FORKS];
+	const char *pending_fork_how[KP_MAX_PENDING_FORKS];
+	uint32_t pending_forks;
+	uint32_t lost_forks;
+	bool shared_vm; /* a clone(CLONE_VM) child without CLONE_VFORK was made */
+	/* the header's hook_mode and coverage: set when the front end chose
+	 * the mode (rewrite/setup.c's kp_rw_start) */
+	const char *hook_mode;
+	const char *coverage;
+};
+extern struct kp_config kp_config;
+extern struct kp_proc kp_proc;
+/* base.c: KPROF_DEBUG=1 messages, stderr, /proc reads */
+void kp_debug(const char *msg);
+void kp_write_stderr(const char *s);
+int kp_read_pids(uint64_t *pid, uint64_t *ppid);
+/* base.c: a whole small file (raw syscalls), its length or -errno; one
+ * line of it, without the newline, "" if unreadable. */
+ssize_t kp_read_file(const char *path, char *buf, size_t cap);
+void kp_read_line_file(const char *path, char *dst, size_t cap);
+/* /proc/PID/stat into buf (NUL-terminated): its length, or -errno (base.c). */
+long kp_read_proc_stat(uint64_t pid, char *buf, size_t cap);
+
+/* A process the program made that the shim must not trace as its own
+ * (the output process, a CLONE_VM child without its own stack). */
+bool kp_foreign_process(void);
+
+#endif

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The lifecycle layer: one process image's start, its fork children and
+ * the environment its exec'd children get (init.c, child_env.c), used by
+ * both front ends. Setup reads the configuration, the clock, the process's
+ * identity and opens the trace; the front end that starts the shim
+ * (symbols/start.c) runs it and then starts rewrite mode.
+ */
+#ifndef KPROF_LIFECYCLE_H
+#define KPROF_LIFECYCLE_H
+
+#include "../sink/sink.h"
+
+/* A stream id unique per process image, without a syscall. */
+uint64_t kp_new_stream_id(uint64_t mix);
+/* Start-up, once per image (before the shim goes active): 0 or -errno. */
+int kp_setup(void);
+/* The stream starts now: the calls so far were the start-up's. */
+void kp_setup_done(void);
+/*
+ * A fork child starts a stream of its own (pthread_atfork and the fork
+ * hooks): true when this call reset the state, false when there was
+ * nothing to do (not active, a vfork child, or rewrite mode's hook did it
+ * already, kp_fork_reset_done).
+ */
+bool kp_after_fork_child(void);
+/* Set in a fork child whose stream rewrite mode's hook already started. */
+extern bool kp_fork_reset_done;
+/*
+ * child_env.c: what a child image's environment needs to stay traced:
+ * envp with the shim's variables (LD_PRELOAD, KPROF_*), the marker, the
+ * clock hand-off and sites (KPROF_EXEC_SITES=..., the rewrite front end's
+ * site cache, or NULL) added where missing.
+ */
+void kp_child_env_init(const char *cwd);
+char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
+			  char *scratch, size_t scratch_cap, const char *marker,
+			  const char *sites);
+
+#endif

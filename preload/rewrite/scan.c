@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Finding the `syscall` instructions of a mapping (rewrite mode). For an
+ * ELF file the sites come from the helper program kprof-sites (a
+ * capstone linear sweep of the executable sections libelf finds, next to
+ * this library; see preload/helper/kprof_sites.c), run once per file and
+ * kept in a per-user cache keyed by build-id: capstone and libelf never
+ * load into the traced process, whose start stays cheap (cc1 starts
+ * thousands of times). The helper runs as a child of our own, without a
+ * termination signal, so that the program's wait(-1) never sees it.
+ *
+ * Code without an ELF file behind it (a JIT's buffer) has no sections and
+ * no function table to sync a sweep from; there only the canonical stub
+ * `mov $nr, %eax; syscall` (or `mov $nr, %rax`), with nr a syscall
+ * number, counts as a site: seven bytes of two whole instructions, not
+ * the byte pair alone.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "elf_build_id.h"
+#include "../lifecycle/lifecycle.h"
+#include "rewrite.h"
+#include "../core/user_mem.h"
+
+struct kp_rw_scan_stats kp_rw_stats;
+
+static char cache_dir[KP_PATH_MAX];
+/* "KPROF_EXEC_SITES=<cache_dir>", handed to child images (lifecycle/child_env.c) */
+static char cache_handoff[KP_PATH_MAX + 24];
+static char helper_path[KP_PATH_MAX];
+
+/* ---- growable list of uint64_t ---- */
+
+/*
+ * Raw mmap and mremap, not malloc: other threads may wait for the shim's
+ * start-up inside a syscall made under a libc lock (malloc's among them)
+ * while this runs.
+ */
+int kp_rw_list_add(struct kp_rw_list *l, uint64_t x)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 512, old = l->cap * sizeof(uint64_t);
+		long p = l->v ? kp_raw(SYS_mremap, l->v, old, cap * sizeof(uint64_t), MREMAP_MAYMOVE)
+			      : kp_raw(SYS_mmap, 0, cap * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p < 0 && p > -4096)
+			return -ENOMEM;
+		l->v = (uint64_t *)p;
+		l->cap = cap;
+	}
+	l->v[l->n++] = x;
+	return 0;
+}
+
+void kp_rw_list_free(struct kp_rw_list *l)
+{
+	if (l->v)
+		kp_raw(SYS_munmap, l->v, l->cap * sizeof(uint64_t));
+	*l = (struct kp_rw_list){ 0 };
+}
+
+/* ---- the per-user cache of sites ---- */
+
+static void cache_dir_init(void)
+{
+	extern char **environ;
+	const char *xdg = NULL, *home = NULL;
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "XDG_CACHE_HOME=", 15) == 0 && (*e)[15] == '/')
+			xdg = *e + 15;
+		else if (strncmp(*e, "HOME=", 5) == 0 && (*e)[5] == '/')
+			home = *e + 5;
+	}
+	const char *base = xdg ? xdg : home;
+	const char *tail = xdg ? "/kprof/sites" : "/.cache/kprof/sites";
+	if (!base && kp_config.exec_sites[0] == '/' &&
+	    strlen(kp_config.exec_sites) + 64 < sizeof(cache_dir)) {
+		/*
+		 * An environment without a home (posix_spawn with LANG and PATH
+		 * only): the parent's cache, under the same checks as our own
+		 * below. Without it every such child swept libc anew (25 ms).
+		 */
+		strcpy(cache_dir, kp_config.exec_sites);
+		goto check;
+	}
+	if (!base || strlen(base) + strlen(tail) + 64 >= sizeof(cache_dir))
+		return;
+	/* only in a directory of our own (root with another user's HOME,
+	 * under sudo, must not create directories there) */
+	struct stat base_st;
+	if (kp_raw(SYS_newfstatat, AT_FDCWD, base, &base_st, 0) ||
+	    (long)base_st.st_uid != kp_raw0(SYS_geteuid))
+		return;
+	strcpy(cache_dir, base);
+	strcat(cache_dir, tail);
+	/* each level 0700 where we create it; the last one must be ours */
+	char tmp[KP_PATH_MAX];
+	strcpy(tmp, cache_dir);
+	for (char *p = tmp + strlen(base) + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		kp_raw(SYS_mkdir, tmp, 0700);
+		*p = '/';
+	}
+	kp_raw(SYS_mkdir, tmp, 0700);
+check:;
+	struct stat st;
+	if (kp_raw(SYS_newfstatat, AT_FDCWD, cache_dir, &st, AT_SYMLINK_NOFOLLOW) ||
+	    !S_ISDIR(st.st_mode) || (long)st.st_uid != kp_raw0(SYS_geteuid) ||
+	    (st.st_mode & 077)) {
+		cache_dir[0] = 0;
+		return;
+	}
+	strcpy(cache_handoff, "KPROF_EXEC_SITES=");
+	strcat(cache_handoff, cache_dir);
+}
+
+const char *kp_rw_sites_handoff(void)
+{
+	return cache_handoff[0] ? cache_handoff : NULL;
+}
+
+#define CACHE_MAGIC "KPRFSIT3" /* bumped when the analysis changes */
+
+struct cache_head {
+	char magic[8];
+	uint64_t file_size;
+	uint64_t count;
+	uint64_t skipped; /* sites left alone (red zone) */
+	char build_id[96]; /* or dev-ino-mtime for a file without one */
+};
+
+static void cache_path(char *out, const char *build_id, uint64_t size)
+{
+	char num[24];
+	int i = 23;
+	num[i] = 0;
+	do {
+		num[--i] = (char)('0' + size % 10);
+		size /= 10;
+	} while (size);
+	strcpy(out, cache_dir);
+	strcat(out, "/");
+	strcat(out, build_id);
+	strcat(out, "-");
+	strcat(out, num + i);
+}
+
+static bool cache_read(const char *build_id, uint64_t size, struct kp_rw_list *out,
+		       uint64_t *skipped)
+{
+	if (!cache_dir[0] || !build_id[0])
+		return false;
+	char path[KP_PATH_MAX];
+	cache_path(path, build_id, size);
+	long fd = kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	struct cache_head h;
+	bool ok = false;
+	struct stat st;
+	if (kp_raw(SYS_fstat, fd, &st) == 0 &&
+	    (long)st.st_uid == kp_raw0(SYS_geteuid) &&
+	    kp_raw(SYS_pread64, fd, &h, sizeof(h), 0) == (long)sizeof(h) &&
+	    memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.file_size == size &&
+	    strncmp(h.build_id, build_id, sizeof(h.build_id)) == 0 &&
+	    h.count < (1u << 20) &&
+	    (uint64_t)st.st_size == sizeof(h) + h.count * sizeof(uint64_t)) {
+		ok = true;
+		for (uint64_t i = 0; ok && i < h.count; i += 512) {
+			uint64_t buf[512];
+			uint64_t n = h.count - i < 512 ? h.count - i : 512;
+			long r = kp_raw(SYS_pread64, fd, buf, n * sizeof(uint64_t),
+					sizeof(h) + i * sizeof(uint64_t));
+			if (r != (long)(n * sizeof(uint64_t)))
+				ok = false;
+			for (uint64_t k = 0; ok && k < n; k++)
+				ok = kp_rw_list_add(out, buf[k]) == 0;
+		}
+		*skipped = h.skipped;
+	}
+	kp_raw(SYS_close, fd);
+	if (!ok)
+		out->n = 0;
+	return ok;
+}
+
+static void cache_write(const char *build_id, uint64_t size, const struct kp_rw_list *l,
+			uint64_t skipped)
+{
+	if (!cache_dir[0] || !build_id[0])
+		return;
+	char path[KP_PATH_MAX], tmp[KP_PATH_MAX];
+	cache_path(path, build_id, size);
+	strcpy(tmp, path);
+	strcat(tmp, ".tmp");
+	size_t len = strlen(tmp);
+	uint64_t r = kp_new_stream_id((uintptr_t)l);
+	for (int i = 0; i < 8; i++)
+		tmp[len++] = "0123456789abcdef"[(r >> (4 * i)) & 15];
+	tmp[len] = 0;
+	long fd = kp_raw(SYS_openat, AT_FDCWD, tmp,
+			 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	struct cache_head h;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, CACHE_MAGIC, 8);
+	h.file_size = size;
+	h.count = l->n;
+	h.skipped = skipped;
+	strncpy(h.build_id, build_id, sizeof(h.build_id) - 1);
+	bool ok = kp_raw(SYS_write, fd, &h, sizeof(h)) == (long)sizeof(h);
+	size_t bytes = l->n * sizeof(uint64_t);
+	for (size_t done = 0; ok && done < bytes;) {
+		long n = kp_raw(SYS_write, fd, (const char *)l->v + done, bytes - done);
+		if (n <= 0)
+			ok = false;
+		else
+			done += (size_t)n;
+	}
+	kp_raw(SYS_close, fd);
+	if (!ok || kp_raw(SYS_rename, tmp, path))
+		kp_raw(SYS_unlink, tmp);
+}
+
+/* ---- the helper ---- */
+
+static long pread_fd(void *ctx, void *buf, size_t count, uint64_t offset)
+{
+	return kp_raw(SYS_pread64, *(long *)ctx, buf, count, offset);
+}
+
+/*
+ * Runs kprof-sites on path; its output (file offsets) into out. The
+ * child is a copy of ours that only makes raw syscalls before its exec,
+ * with every signal blocked (none of the program's handlers may run in
+ * it) and no termination signal.
+ */
+static int run_helper(const char *path, struct kp_rw_list *out, uint64_t *skipped)
+{
+	if (!helper_path[0])
+		return -ENOENT;
+	int fds[2];
+	long err = kp_raw(SYS_pipe2, fds, O_CLOEXEC);
+	if (err)
+		return (int)err;
+	uint64_t all = ~0ULL, old = 0;
+	kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(all));
+	long pid = kp_raw(SYS_clone, 0, 0, NULL, NULL, 0);
+	if (pid == 0) {
+		kp_raw(SYS_dup2, fds[1], 1);
+		long null = kp_raw(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR);
+		if (null >= 0) {
+			kp_raw(SYS_dup2, null, 0);
+			if (!kp_config.debug)
+				kp_raw(SYS_dup2, null, 2);
+		}
+		kp_raw(SYS_close_range, 3, ~0U, 0);
+		uint64_t none = 0;
+		kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(none));
+		char *argv[] = { helper_path, (char *)path, NULL };
+		char *envp[] = { NULL };
+		kp_raw(SYS_execve, helper_path, argv, envp);
+		kp_raw(SYS_exit_group, 127);
+	}
+	kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
+	kp_raw(SYS_close, fds[1]);
+	if (pid < 0) {
+		kp_raw(SYS_close, fds[0]);
+		return (int)pid;
+	}
+	kp_rw_stats.helper_runs++;
+	/* "KPRFSITS", count, left out, offsets */
+	uint64_t head[3], chunk[512];
+	size_t have = 0, want = sizeof(head);
+	uint64_t got = 0;
+	bool ok = true;
+	while (ok) {
+		char *dst = got == 0 && have < sizeof(head) ? (char *)head + have : (char *)chunk + have;
+		size_t room = got == 0 && have < sizeof(head) ? want - have : sizeof(chunk) - have;
+		long n = kp_raw(SYS_read, fds[0], dst, room);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		if (got == 0 && have == sizeof(head) && head[0] != 0) {
+			ok = memcmp(head, "KPRFSITS", 8) == 0 && head[1] < (1u << 22);
+			got = 1;
+			have = 0;
+			continue;
+		}
+		if (got) {
+			for (size_t k = 0; ok && k + 8 <= have; k += 8)
+				ok = kp_rw_list_add(out, chunk[k / 8]) == 0;
+			size_t rest = have % 8;
+			memmove(chunk, (char *)chunk + have - rest, rest);
+			have = rest;
+		}
+	}
+	kp_raw(SYS_close, fds[0]);
+	int status = 0;
+	long w;
+	do
+		w = kp_raw(SYS_wait4, pid, &status, __WALL, NULL);
+	while (w == -EINTR);
+	if (!ok || !got || have || w != pid || status != 0 || out->n != head[1]) {
+		out->n = 0;
+		return -EIO;
+	}
+	*skipped = head[2];
+	return 0;
+}
+
+/* ---- reading memory that may not be mapped ---- */
+
+static bool read_safe(uint64_t addr, void *buf, size_t n)
+{
+	struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)addr, n };
+	long pid = kp_raw0(SYS_getpid);
+	return kp_raw(SYS_process_vm_readv, pid, &local, 1, &remote, 1, 0) == (long)n;
+}
+
+/* ---- anonymous code ---- */
+
+/*
+ * The 7 bytes before a `syscall` at x (bytes[0..6], x at bytes[7]) end
+ * with `mov $nr, %eax` (b8 imm32) or start with `mov $nr, %rax` (48 c7 c0
+ * imm32), nr a syscall number.
+ */
+static bool stub_before(const uint8_t *bytes)
+{
+	uint32_t imm; /* at bytes[3..6] in both forms */
+	memcpy(&imm, bytes + 3, 4);
+	if (imm >= KP_SYSCALL_MAX)
+		return false;
+	return bytes[2] == 0xb8 || (bytes[0] == 0x48 && bytes[1] == 0xc7 && bytes[2] == 0xc0);
+}
+
+/*
+ * Code without a file to check it against is read the way the kernel
+ * reads the program's memory (core/user_mem.h), never with plain loads: a
+ * mapping may reach past the end of its file (a memfd or a file mapped
+ * longer than it is: SIGBUS for a load there, where the program itself
+ * never goes), and pages that cannot be read are passed over. The pages
+ * come SCAN_PAGES at a time into scan_buf, after the 8 bytes before them
+ * (the stub before a site, a pair across their start); every scan holds
+ * kp_rw_lock, so one buffer serves all threads.
+ */
+#define SCAN_PAGES 16
+static uint8_t scan_buf[8 + SCAN_PAGES * 4096];
+
+static int add_heuristic_site(struct kp_rw_list *out, uint64_t x)
+{
+	kp_rw_stats.heuristic_sites++;
+	return kp_rw_list_add(out, x);
+}
+
+/*
+ * The sites whose second byte is among the len bytes of addr in scan_buf
+ * after its first 8; before: those 8 are the bytes in front of addr.
+ */
+static int scan_bytes(uint64_t addr, size_t len, bool before, struct kp_rw_list *out)
+{
+	const uint8_t *b = scan_buf;
+	size_t i = before ? 7 : 8, last = 8 + len - 1;
+	while (i < last) {
+		const uint8_t *p = memchr(b + i, 0x0f, last - i);
+		if (!p)
+			break;
+		i = (size_t)(p - b);
+		/* the 7 bytes before the pair: b[i - 7 .. i) */
+		if (b[i + 1] == 0x05 && (before || i >= 15) && stub_before(b + i - 7)) {
+			int err = add_heuristic_site(out, addr + i - 8);
+			if (err)
+				return err;
+		}
+		i++;
+	}
+	return 0;
+}
+
+static int scan_anonymous(uint64_t start, uint64_t end, struct kp_rw_list *out)
+{
+	/* a pair may begin in the byte before start or end in the byte after */
+	bool before = read_safe(start - 8, scan_buf, 8);
+	uint64_t x = start;
+	while (x < end) {
+		struct iovec local[SCAN_PAGES], remote[SCAN_PAGES];
+		size_t k = 0, want = 0;
+		for (; k < SCAN_PAGES && x + want < end; k++) {
+			uint64_t a = x + want;
+			size_t len = 4096 - (a & 4095);
+			if (len > end - a)
+				len = (size_t)(end - a);
+			local[k] = (struct iovec){ scan_buf + 8 + want, len };
+			remote[k] = (struct iovec){ (void *)(uintptr_t)a, len };
+			want += len;
+		}
+		long got = kp_user_readv(local, remote, k);
+		size_t n = got > 0 ? (size_t)got : 0;
+		int err = n ? scan_bytes(x, n, before, out) : 0;
+		if (err)
+			return err;
+		if (n < want) {
+			/* the page at x + n cannot be read: on after it */
+			x = ((x + n) | 4095) + 1;
+			before = false;
+			continue;
+		}
+		/* the 8 bytes before x + n are scan_buf[n .. n + 8) */
+		memmove(scan_buf, scan_buf + n, 8);
+		before = before || n >= 8;
+		x += n;
+	}
+	uint8_t t[9]; /* the pair across the end, after its 7 bytes */
+	if (read_safe(end - 8, t, 9) && t[7] == 0x0f && t[8] == 0x05 && stub_before(t))
+		return add_heuristic_site(out, end - 1);
+	return 0;
+}
+
+/* ---- the entry point ---- */
+
+int kp_rw_scan_init(const char *self_path)
+{
+	/* the helper sits next to this library */
+	const char *slash = strrchr(self_path, '/');
+	size_t dir = slash ? (size_t)(slash - self_path) : 0;
+	if (slash && dir + sizeof("/kprof-sites") < sizeof(helper_path)) {
+		memcpy(helper_path, self_path, dir);
+		strcpy(helper_path + dir, "/kprof-sites");
+		if (kp_raw(SYS_access, helper_path, X_OK))
+			helper_path[0] = 0;
+	}
+	cache_dir_init();
+	return 0;
+}
+
+/* The file behind a mapping: an ELF file (true) or something else. */
+static bool elf_file(long fd, struct stat *st)
+{
+	char magic[4];
+	return kp_raw(SYS_fstat, fd, st) == 0 && S_ISREG(st->st_mode) &&
+	       kp_raw(SYS_pread64, fd, magic, 4, 0) == 4 && memcmp(magic, "\177ELF", 4) == 0;
+}
+
+/* Cache key of a file: its build-id, or its identity and age without one. */
+static void file_key(long fd, const struct stat *st, char *key, size_t cap)
+{
+	char scratch[4096];
+	kp_elf_build_id(pread_fd, &fd, scratch, sizeof(scratch), key);
+	if (key[0])
+		return;
+	snprintf(key, cap, "dev%llx-ino%llu-mtime%lld.%09ld", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino, (long long)st->st_mtim.tv_sec,
+		 st->st_mtim.tv_nsec);
+}
+
+int kp_rw_scan_region(uint64_t start, uint64_t end, uint64_t offset,
+		      const char *path, int prot, struct kp_rw_list *out)
+{
+	if (!(prot & PROT_READ))
+		return 0; /* execute-only: cannot read it to check */
+	kp_rw_stats.regions++;
+	long fd = path ? kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC) : -ENOENT;
+	struct stat st;
+	if (fd < 0 || !elf_file(fd, &st)) {
+		if (fd >= 0)
+			kp_raw(SYS_close, fd);
+		return scan_anonymous(start, end, out);
+	}
+	char key[96];
+	file_key(fd, &st, key, sizeof(key));
+	kp_raw(SYS_close, fd);
+	struct kp_rw_list offsets = { 0 };
+	uint64_t skipped = 0;
+	int err = 0;
+	if (!cache_read(key, (uint64_t)st.st_size, &offsets, &skipped)) {
+		err = run_helper(path, &offsets, &skipped);
+		if (!err)
+			cache_write(key, (uint64_t)st.st_size, &offsets, skipped);
+	}
+	kp_rw_stats.skipped_red_zone += skipped;
+	/* file offsets to addresses, checked against what is in memory */
+	for (size_t i = 0; !err && i < offsets.n; i++) {
+		uint64_t off = offsets.v[i];
+		if (off + 1 < offset || off >= offset + (end - start))
+			continue;
+		uint64_t x = start + off - offset;
+		uint8_t b[2];
+		if (x >= start && x + 1 < end)
+			memcpy(b, (const void *)(uintptr_t)x, 2);
+		else if (!read_safe(x, b, 2))
+			continue;
+		if (b[0] != 0x0f || b[1] != 0x05)
+			continue;
+		err = kp_rw_list_add(out, x);
+		kp_rw_stats.sites++;
+	}
+	kp_rw_list_free(&offsets);
+	return err;
+}

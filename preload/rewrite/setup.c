@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which hook mode a process runs (KPROF_HOOK=auto|rewrite|symbols), the
+ * first rewrite of every executable mapping at start, and the rescans of
+ * code that becomes executable later (dlopen maps a library with
+ * PROT_EXEC; a JIT mprotects its buffer). Mappings come from
+ * /proc/self/maps, read with raw syscalls.
+ *
+ * Rewrite mode needs the page at address 0, which the kernel gives only
+ * with CAP_SYS_RAWIO or vm.mmap_min_addr=0: auto tries the mmap and falls
+ * back to symbol mode when it is refused (the sysctl is never touched).
+ * The header says which mode ran and why (kp_proc.coverage).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf_build_id.h"
+#include "../lifecycle/lifecycle.h"
+#include "rewrite.h"
+
+long kp_rw_live_threads;
+bool kp_rw_patching;
+uint64_t kp_rw_text_start, kp_rw_text_end;
+
+enum { HOOK_AUTO, HOOK_REWRITE, HOOK_SYMBOLS };
+
+static const char *symbols_why = "KPROF_HOOK=symbols";
+static char why_buf[160];
+static int scan_lock;
+static __thread bool holds_lock;
+
+static const char cover_rewrite[] =
+	"every syscall instruction of the loaded code, from the end of the "
+	"shim's start-up on (not the dynamic loader's start-up before it, "
+	"not the vDSO)";
+static char cover_symbols[400];
+
+static const char *mode_name(void)
+{
+	return kp_rw_active ? "rewrite" : "symbols";
+}
+
+static const char *coverage(void)
+{
+	if (kp_rw_active)
+		return cover_rewrite;
+	if (!cover_symbols[0]) {
+		/* kanalyze's coverage note quotes the part in parentheses */
+		bool chosen = strcmp(symbols_why, "KPROF_HOOK=symbols") == 0;
+		strcpy(cover_symbols,
+		       chosen ? "libc exported functions only — futex and other "
+				"calls made inside libc are not seen (symbol mode "
+				"chosen: " :
+				"libc exported functions only — futex and other "
+				"calls made inside libc are not seen (rewrite mode "
+				"unavailable: ");
+		strncat(cover_symbols, symbols_why,
+			sizeof(cover_symbols) - strlen(cover_symbols) - 40);
+		strcat(cover_symbols, "); use kbpf-trace to see them");
+	}
+	return cover_symbols;
+}
+
+static void set_why(const char *what, int err)
+{
+	const char *text = "";
+	switch (-err) {
+	case EPERM: text = ": Operation not permitted (needs CAP_SYS_RAWIO or vm.mmap_min_addr=0)"; break;
+	case EACCES: text = ": Permission denied"; break;
+	case EEXIST: text = ": something else is mapped there"; break;
+	case ENOMEM: text = ": Cannot allocate memory"; break;
+	case ENOSYS: text = ": not available"; break;
+	default: break;
+	}
+	size_t n = strlen(what);
+	if (n >= sizeof(why_buf))
+		n = sizeof(why_buf) - 1;
+	memcpy(why_buf, what, n);
+	why_buf[n] = 0;
+	strncat(why_buf, text, sizeof(why_buf) - n - 1);
+	symbols_why = why_buf;
+}
+
+void kp_rw_lock(void)
+{
+	for (;;) {
+		int expect = 0;
+		if (__atomic_compare_exchange_n(&scan_lock, &expect, 1, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+		struct timespec ts = { 0, 50000 };
+		kp_raw(SYS_nanosleep, &ts, NULL);
+	}
+	holds_lock = true;
+}
+
+void kp_rw_unlock(void)
+{
+	holds_lock = false;
+	__atomic_store_n(&scan_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- /proc/self/maps ---- */
+
+/* The whole file in one read-only pass; buffer grows by mmap. */
+static char *maps_read(size_t *len)
+{
+	static char *buf;
+	static size_t cap;
+	long fd = kp_raw(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t have = 0;
+	for (;;) {
+		if (have + 4096 > cap) {
+			size_t ncap = cap ? cap * 2 : 65536;
+			long p = kp_raw(SYS_mmap, 0, ncap, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p < 0 && p > -4096) {
+				kp_raw(SYS_close, fd);
+				return NULL;
+			}
+			if (buf) {
+				memcpy((char *)p, buf, have);
+				kp_raw(SYS_munmap, buf, cap);
+			}
+			buf = (char *)p;
+			cap = ncap;
+		}
+		long n = kp_raw(SYS_read, fd, buf + have, cap - have - 1);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+	}
+	kp_raw(SYS_close, fd);
+	buf[have] = 0;
+	*len = have;
+	return buf;
+}
+
+/* Calls fn for each mapping that overlaps [lo, hi) (fn may not read maps). */
+static void maps_each(uint64_t lo, uint64_t hi,
+		      void (*fn)(const struct kp_maps_line *, void *), void *ctx)
+{
+	size_t len;
+	char *buf = maps_read(&len);
+	if (!buf)
+		return;
+	for (char *line = buf; line < buf + len;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		struct kp_maps_line m;
+		if (kp_maps_parse(line, &m) && m.end > lo && m.start < hi)
+			fn(&m, ctx);
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+}
+
+/* The executable mappings of [lo, hi), copied out (under kp_rw_lock). */
+#define MAX_EXEC_MAPPINGS 1024
+#define PATH_BYTES (256u << 10)
+static struct kp_maps_line exec_maps[MAX_EXEC_MAPPINGS];
+static char exec_paths[PATH_BYTES];
+static size_t n_exec_maps, exec_paths_used;
+
+static void collect(const struct kp_maps_line *m, void *ctx)
+{
+	(void)ctx;
+	if (!(m->prot & PROT_EXEC) || n_exec_maps == MAX_EXEC_MAPPINGS)
+		return;
+	struct kp_maps_line *d = &exec_maps[n_exec_maps++];
+	*d = *m;
+	if (m->path) {
+		size_t n = strlen(m->path) + 1;
+		if (exec_paths_used + n > PATH_BYTES) {
+			n_exec_maps--;
+			return;
+		}
+		memcpy(exec_paths + exec_paths_used, m->path, n);
+		d->path = exec_paths + exec_paths_used;
+		exec_paths_used += n;
+	}
+}
+
+static void exec_mappings(uint64_t lo, uint64_t hi)
+{
+	n_exec_maps = exec_paths_used = 0;
+	maps_each(lo, hi, collect, NULL);
+}
+
+static void prot_of(const struct kp_maps_line *m, void *ctx)
+{
+	*(int *)ctx = m->prot;
+}
+
+/* Protection of the page at addr, -1 when unmapped. */
+static int page_prot(uint64_t addr)
+{
+	int prot = -1;
+	maps_each(addr, addr + 1, prot_of, &prot);
+	return prot;
+}
+
+/* Threads of the process now, from /proc/self/status (1 when unknown). */
+static long thread_count(void)
+{
+	char buf[2048];
+	long fd = kp_raw(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	long len = kp_raw(SYS_read, fd, buf, sizeof(buf) - 1);
+	kp_raw(SYS_close, fd);
+	if (len <= 0)
+		return 1;
+	buf[len] = 0;
+	const char *t = strstr(buf, "\nThreads:");
+	if (!t)
+		return 1;
+	t += 9;
+	while (*t == ' ' || *t == '\t')
+		t++;
+	long n = 0;
+	while (*t >= '0' && *t <= '9')
+		n = n * 10 + (*t++ - '0');
+	return n ? n : 1;
+}
+
+/* ---- scanning and patching ---- */
+
+struct scan_ctx {
+	uint64_t lo, hi; /* the part of interest */
+	bool threads;
+	int err;	 /* first failure to make a mapping writable */
+	long done;
+	bool libc_failed;
+};
+
+static void patch_sites(struct kp_rw_list *l, uint64_t start, uint64_t end, int prot,
+			struct scan_ctx *c)
+{
+	/* inner sites in one batch; a pair across either edge on its own */
+	size_t first = 0, n = l->n;
+	while (first < n && l->v[first] < start)
+		first++;
+	size_t last = first;
+	while (last < n && l->v[last] + 1 < end)
+		last++;
+	if (last > first) {
+		long r = kp_rw_patch_apply(l->v + first, last - first, prot, c->threads);
+		if (r < 0 && !c->err)
+			c->err = (int)r;
+		else if (r > 0)
+			c->done += r;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (i >= first && i < last)
+			continue;
+		uint64_t x = l->v[i];
+		int p1 = x < start ? page_prot(x) : prot;
+		int p2 = x + 1 >= end ? page_prot(x + 1) : prot;
+		if (p1 < 0 || p2 < 0)
+			continue;
+		long r = kp_rw_patch_split(x, p1, p2, c->threads);
+		if (r > 0)
+			c->done += r;
+	}
+}
+
+static void scan_mapping(const struct kp_maps_line *m, struct scan_ctx *c)
+{
+	if (!(m->prot & PROT_EXEC) || m->start == 0 || m->special)
+		return;
+	if (m->start < kp_rw_text_end && m->end > kp_rw_text_start)
+		return; /* our own syscalls stay as they are */
+	uint64_t start = m->start > c->lo ? m->start : c->lo;
+	uint64_t end = m->end < c->hi ? m->end : c->hi;
+	struct kp_rw_list sites = { 0 };
+	int err = kp_rw_scan_region(start, end, m->offset + (start - m->start), m->path,
+				    m->prot, &sites);
+	if (!err) {
+		int before = c->err;
+		patch_sites(&sites, start, end, m->prot, c);
+		if (c->err != before && m->path && strstr(m->path, "/libc.so"))
+			c->libc_failed = true;
+	}
+	kp_rw_list_free(&sites);
+}
+
+static void scan_all(struct scan_ctx *c)
+{
+	kp_rw_lock();
+	exec_mappings(c->lo, c->hi);
+	for (size_t i = 0; i < n_exec_maps; i++)
+		scan_mapping(&exec_maps[i], c);
+	kp_rw_unlock();
+}
+
+static void find_own_text(const struct kp_maps_line *m, void *ctx)
+{
+	char *path = ctx;
+	if ((m->prot & PROT_EXEC) && m->path && strlen(m->path) < KP_PATH_MAX) {
+		kp_rw_text_start = m->start;
+		kp_rw_text_end = m->end;
+		strcpy(path, m->path);
+	}
+}
+
+static int config(void)
+{
+	extern char **environ;
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "KPROF_HOOK=", 11) != 0)
+			continue;
+		const char *v = *e + 11;
+		if (strcmp(v, "rewrite") == 0)
+			return HOOK_REWRITE;
+		if (strcmp(v, "symbols") == 0)
+			return HOOK_SYMBOLS;
+		if (strcmp(v, "auto") != 0 && v[0])
+			kp_debug("KPROF_HOOK: unknown value, using auto");
+	}
+	return HOOK_AUTO;
+}
+
+static void start_mode(void)
+{
+#if defined(__x86_64__)
+	int mode = config();
+	if (mode == HOOK_SYMBOLS)
+		return;
+	uint64_t t_start = kp_mono_ns();
+	uint64_t self = (uint64_t)(uintptr_t)kp_rw_entry;
+	char self_path[KP_PATH_MAX];
+	maps_each(self, self + 1, find_own_text, self_path);
+	if (!kp_rw_text_end) {
+		set_why("cannot find the shim's own code", -ENOENT);
+		return;
+	}
+	kp_rw_scan_init(self_path);
+	int err = kp_rw_page_map();
+	if (err) {
+		set_why("cannot map the lowest page", err);
+		kp_debug(why_buf);
+		return;
+	}
+	kp_rw_live_threads = thread_count();
+	struct scan_ctx c = { .lo = 0, .hi = UINT64_MAX, .threads = kp_rw_live_threads > 1 };
+	__atomic_store_n(&kp_rw_patching, true, __ATOMIC_RELEASE);
+	scan_all(&c);
+	if (c.libc_failed || !kp_rw_sites_count()) {
+		kp_rw_patch_revert_all();
+		__atomic_store_n(&kp_rw_patching, false, __ATOMIC_RELEASE);
+		kp_rw_page_unmap();
+		set_why("cannot rewrite libc's code", c.err ? c.err : -ENOENT);
+		kp_debug(why_buf);
+		return;
+	}
+	kp_rw_active = true;
+	if (kp_config.debug) {
+		char msg[200];
+		snprintf(msg, sizeof(msg),
+			 "rewrite mode: %llu sites in %llu regions, %llu left alone (red zone), "
+			 "%llu helper runs, %llu us",
+			 (unsigned long long)kp_rw_sites_count(),
+			 (unsigned long long)kp_rw_stats.regions,
+			 (unsigned long long)kp_rw_stats.skipped_red_zone,
+			 (unsigned long long)kp_rw_stats.helper_runs,
+			 (unsigned long long)((kp_mono_ns() - t_start) / 1000));
+		kp_debug(msg);
+	}
+#else
+	symbols_why = "only on x86_64";
+#endif
+}
+
+/* Chooses the mode, and says in the process's state which one and what
+ * it sees (the header's hook_mode and coverage, sink/flush.c). */
+void kp_rw_start(void)
+{
+	start_mode();
+	kp_proc.hook_mode = mode_name();
+	kp_proc.coverage = coverage();
+}
+
+void kp_rw_rescan(uint64_t start, uint64_t len)
+{
+	if (!kp_rw_active || holds_lock || !len)
+		return;
+	int e = errno;
+	unsigned flags = kp_tls_flags;
+	kp_tls_flags |= KP_TLS_IN_INIT; /* the scanner's own calls are not counted */
+	struct scan_ctx c = { .lo = start & ~4095ULL, .hi = (start + len + 4095) & ~4095ULL,
+			      .threads = true };
+	scan_all(&c);
+	kp_tls_flags = flags;
+	errno = e;
+}
+
+void kp_rw_unmapped(uint64_t start, uint64_t len)
+{
+	if (!kp_rw_spans_overlap(start, start + len))
+		return;
+	bool locked = !holds_lock;
+	if (locked)
+		kp_rw_lock();
+	kp_rw_sites_forget(start, start + len);
+	if (locked)
+		kp_rw_unlock();
+}
+
+void kp_rw_moved(uint64_t old_start, uint64_t old_len, uint64_t new_start)
+{
+	if (!kp_rw_spans_overlap(old_start, old_start + old_len))
+		return;
+	bool locked = !holds_lock;
+	if (locked)
+		kp_rw_lock();
+	kp_rw_sites_move(old_start, old_len, new_start);
+	if (locked)
+		kp_rw_unlock();
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sink layer: records out of the process. flush.c turns the thread
+ * blocks into records (header, syscalls, events, own, maps, exit), output.c
+ * writes them to the trace (a file or unix:PATH) through the output process
+ * (output_proc.c), where the trace's descriptor lives. Below it is only
+ * the core; lifecycle/ and the front ends call in.
+ */
+#ifndef KPROF_SINK_H
+#define KPROF_SINK_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "../core/account.h"
+#include "../core/base.h"
+
+/* ---- flushing (flush.c) ---- */
+
+/* KP_FLUSH_MAPS: a periodic batch now, with a `maps` record (dlclose). */
+/* KP_FLUSH_START: the header alone, at start-up (kp_flush_start). */
+/* KP_FLUSH_DEATH: by the output process, the program dead (kp_flush_after_death). */
+enum kp_flush_kind { KP_FLUSH_PERIODIC, KP_FLUSH_EXIT, KP_FLUSH_EXEC, KP_FLUSH_MAPS,
+		     KP_FLUSH_START, KP_FLUSH_DEATH };
+void kp_flush(enum kp_flush_kind kind, const char *exec_path);
+void kp_flush_after_fork(void);
+void kp_flush_start(void);
+/* In the output process, the program having died without its final batch. */
+void kp_flush_after_death(int pid);
+void kp_note_fork(pid_t child, const char *how);
+/* Final flush for a process ending with status (exit paths). */
+void kp_finish(int64_t status, bool have_status);
+/* Wires the sink into the layers below, before the trace opens: the
+ * core's deadline calls kp_flush_periodic, the output process's notice of
+ * the program's death calls kp_flush_after_death. */
+void kp_flush_init(void);
+void kp_flush_periodic(void);
+/* The flush lock (flush_lock.c): one flush or descriptor move at a time.
+ * kp_flush_lock(true) waits (false only when this thread holds it or it
+ * stays taken); kp_flush_lock(false) tries once. */
+bool kp_flush_lock(bool wait);
+bool kp_flush_lock_wait(void);
+void kp_flush_unlock(void);
+/* Whether someone holds it (the output process, after the program died). */
+bool kp_flush_locked(void);
+void kp_flush_lock_reset(void);
+
+/* ---- the `own` record (own_calls.c) ---- */
+/* The `own` record, when there is something in it (flush.c). */
+struct kp_writer;
+void kp_own_write(struct kp_writer *w, bool final, bool exec);
+void kp_own_reset(void);
+/* The stream starts now: the calls so far were the start-up's. */
+void kp_own_mark_start(void);
+
+/* ---- mappings snapshot (maps.c) ---- */
+struct kp_writer;
+/* A `maps` record of the executable file mappings, with build-ids. */
+int kp_maps_write(struct kp_writer *w, uint64_t pid, uint64_t stream,
+		  uint64_t *seq);
+
+/* ---- output (output.c) ---- */
+
+int kp_output_open(void);
+int kp_output_begin_batch(void);
+int kp_output_write(void *ctx, const char *buf, size_t len);
+int kp_output_end_batch(bool finish);
+void kp_output_abort_batch(void);
+void kp_output_after_fork(void);
+bool kp_output_is_ours(int fd);
+void kp_output_forget_stale(int fd);
+int kp_output_fd(void);
+/* Moves our descriptor away when the program wants its number. */
+void kp_output_move_away(void);
+void kp_output_exec_failed(void);
+/* After the exec record: the output process goes if the execve succeeds. */
+void kp_output_before_exec(void);
+/* The trace file's path (or KPROF_OUT), for messages. */
+const char *kp_output_path(void);
+bool kp_output_refused(void);
+/* The program died (output process only): can its stream be finished here? */
+bool kp_output_after_death(bool mid_batch);
+
+/* ---- the output process, where the trace descriptor lives (output_proc.c) ---- */
+
+int kp_outproc_start(void);
+/* Its pid; 0 when there is none (never started, stopped, or gone). */
+int kp_outproc_pid(void);
+/* Runs fn(arg) there; -ESRCH without one, -EPIPE when it went away. */
+int kp_outproc_call(int (*fn)(void *), void *arg);
+void kp_outproc_stop(void);
+bool kp_outproc_exec_arm(void);
+void kp_outproc_exec_failed(void);
+void kp_outproc_after_fork(void);
+void kp_outproc_reap_later(int pid);
+void kp_outproc_reap(void);
+/* In the output process: the dead program's wait status, -1 unknown. */
+int kp_outproc_exit_code(void);
+/* Set by kp_flush_init: what the output process calls when the program
+ * died without its final batch. */
+extern void (*kp_outproc_on_death)(int pid);
+
+#endif

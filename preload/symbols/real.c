@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The real libc functions behind the hooks, looked up once with
+ * dlsym(RTLD_NEXT) from kp_ensure_init(). While the lookup runs on a
+ * thread, that thread's hooks pass through (raw syscalls), because dlsym
+ * may allocate and an interposed allocator may call a hook.
+ */
+#include <dlfcn.h>
+#include <gnu/lib-names.h>
+#include <string.h>
+
+#include "symbols.h"
+#include "real.h"
+
+struct kp_real kp_real;
+struct kp_direct kp_direct;
+
+/*
+ * glibc >= 2.33 keeps the old stat entry points (__xstat, ...) only as
+ * compat symbols, which an unversioned dlsym does not return.
+ */
+static void *lookup(const char *name)
+{
+	void *p = dlsym(RTLD_NEXT, name);
+#if defined(__x86_64__)
+	if (!p)
+		p = dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5");
+#elif defined(__aarch64__)
+	if (!p)
+		p = dlvsym(RTLD_NEXT, name, "GLIBC_2.17");
+#endif
+	return p;
+}
+
+void kp_resolve_all(void)
+{
+	struct kp_real r;
+	memset(&r, 0, sizeof(r));
+#define KP_HOOK(rtype, name, nr, params, args, kind, raw)                      \
+	*(void **)&r.name = lookup(#name);
+#define KP_HAND(rtype, name, nr, params) *(void **)&r.name = lookup(#name);
+#include "hooks.def"
+#undef KP_HOOK
+#undef KP_HAND
+	/* A plain wrapper may be bypassed only when it is libc's own: another
+	 * interposer after kprof (fakeroot, a sandbox) must still be called. */
+	struct kp_direct d;
+	memset(&d, 0, sizeof(d));
+	void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
+	if (libc) {
+#define KP_HOOK(rtype, name, nr, params, args, kind, raw)                      \
+	d.name = raw == RAW_DIRECT && r.name && (void *)r.name == dlsym(libc, #name);
+#define KP_HAND(rtype, name, nr, params)
+#include "hooks.def"
+#undef KP_HOOK
+#undef KP_HAND
+		/* not closed: libc stays loaded anyway, and dlclose here
+		 * would be our own hook (dlclose.c) during init */
+	}
+	memcpy(&kp_direct, &d, sizeof(d));
+	/* Publish pointer by pointer: other threads may read them any time. */
+	void **dst = (void **)&kp_real;
+	void **src = (void **)&r;
+	for (size_t i = 0; i < sizeof(r) / sizeof(void *); i++)
+		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELEASE);
+}
