@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trace_dest.h"
 #include "tracer.h"
 
 /* Batches are flushed at once; a directory may hold thousands of sinks. */
@@ -29,7 +30,6 @@
 #define SHARED_BUFFER_BYTES (1024 * 1024)
 /* A listener that takes no byte for this long is given up. */
 #define LISTENER_STALL_MS 2000
-#define FALLBACK_DIR "kprof-trace"
 
 static struct {
 	char *path;
@@ -125,22 +125,32 @@ static void sink_free(struct sink *s)
 	free(s);
 }
 
-static int mkdir_p(const char *path)
+/* Under sudo, the invoking user's uid (SUDO_UID), else -1. */
+static long sudo_uid(void)
 {
-	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0700) && errno != EEXIST)
-			return -errno;
-		*p = '/';
+	const char *v = getenv("SUDO_UID");
+	char *end = NULL;
+	unsigned long uid = v && *v ? strtoul(v, &end, 10) : 0;
+	return end && !*end ? (long)uid : -1;
+}
+
+/* mkdir -p, then the shim's check: a directory of ours, root's or (under
+ * sudo) the invoking user's, reached through no link of another user's
+ * (common/trace_dest.c). */
+static int make_dir(const char *path)
+{
+	int err = kp_dest_mkdir(kp_dest_libc_sys, path);
+	if (err) {
+		fprintf(stderr, TOOL ": cannot create directory %s: %s\n", path,
+			strerror(-err));
+		return err;
 	}
-	if (mkdir(tmp, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
+	err = kp_dest_check_dir(kp_dest_libc_sys, path, sudo_uid());
+	if (err)
+		fprintf(stderr, TOOL ": not tracing into %s: %s\n", path,
+			err == -ELOOP ? "a symlink another user owns" :
+			err == -EPERM ? "a directory another user owns" : strerror(-err));
+	return err;
 }
 
 /*
@@ -150,29 +160,9 @@ static int mkdir_p(const char *path)
  */
 static int connect_listener(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	int err = 0;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
-		err = -errno;
-	if (!err && cred.uid != 0 && cred.uid != geteuid()) {
-		const char *sudo_uid = getenv("SUDO_UID");
-		char *end;
-		unsigned long uid = sudo_uid ? strtoul(sudo_uid, &end, 10) : 0;
-		if (!sudo_uid || !*sudo_uid || *end || uid != cred.uid)
-			err = -EPERM;
-	}
-	if (!err && fcntl(fd, F_SETFL, O_NONBLOCK))
-		err = -errno;
-	if (err) {
+	int fd = kp_dest_connect(kp_dest_libc_sys, path, sudo_uid());
+	if (fd >= 0 && fcntl(fd, F_SETFL, O_NONBLOCK)) {
+		int err = -errno;
 		close(fd);
 		return err;
 	}
@@ -183,21 +173,17 @@ static int connect_listener(const char *path)
 static int use_fallback(void)
 {
 	char cwd[PATH_MAX], *dir;
-	if (getcwd(cwd, sizeof(cwd)) && asprintf(&dir, "%s/" FALLBACK_DIR, cwd) > 0) {
+	if (getcwd(cwd, sizeof(cwd)) && asprintf(&dir, "%s/" KP_DEST_FALLBACK_DIR, cwd) > 0) {
 		free(out.path);
 		out.path = dir;
-	} else if (!out.path || strcmp(out.path, FALLBACK_DIR) != 0) {
+	} else if (!out.path || strcmp(out.path, KP_DEST_FALLBACK_DIR) != 0) {
 		free(out.path);
-		out.path = strdup(FALLBACK_DIR);
+		out.path = strdup(KP_DEST_FALLBACK_DIR);
 		if (!out.path)
 			return -ENOMEM;
 	}
 	out.is_dir = true;
-	int err = mkdir_p(out.path);
-	if (err)
-		fprintf(stderr, TOOL ": cannot create directory %s: %s\n", out.path,
-			strerror(-err));
-	return err;
+	return make_dir(out.path);
 }
 
 static int open_listener(const char *address)
@@ -289,13 +275,7 @@ int output_open(const char *path)
 		out.is_dir = path[len - 1] == '/' ||
 			     !(len > 8 && strcmp(path + len - 8, ".msgpack") == 0);
 	if (out.is_dir) {
-		err = mkdir_p(path);
-		if (err) {
-			fprintf(stderr, TOOL ": cannot create directory %s: %s\n",
-				path, strerror(-err));
-			return err;
-		}
-		return 0;
+		return make_dir(path);
 	}
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -330,28 +310,22 @@ struct sink *output_sink(const char *exe, pid_t pid)
 		out.shared->users++;
 		return out.shared;
 	}
-	const char *base = exe && *exe ? strrchr(exe, '/') : NULL;
-	base = base ? base + 1 : (exe && *exe ? exe : "unknown");
-	for (unsigned n = 0; n < 10000; n++) {
-		char name[PATH_MAX];
-		snprintf(name, sizeof(name), "%s/%s.%d.%u.msgpack", out.path,
-			 base, (int)pid, n);
-		int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0 && errno == EEXIST)
-			continue;
-		if (fd < 0) {
-			fprintf(stderr, TOOL ": cannot create %s: %s\n", name,
-				strerror(errno));
-			return NULL;
-		}
-		struct sink *s = sink_new(fd, SINK_BUFFER_BYTES);
-		if (!s)
-			close(fd);
-		else
-			s->users = 1;
-		return s;
+	char head[PATH_MAX], name[PATH_MAX];
+	int fd = -ENAMETOOLONG;
+	if (kp_dest_head(head, sizeof(head), out.path, exe, (uint64_t)pid))
+		fd = kp_dest_create(kp_dest_libc_sys, name, sizeof(name), head, true,
+				    ".msgpack");
+	if (fd < 0) {
+		fprintf(stderr, TOOL ": cannot create a trace file for pid %d in %s: %s\n",
+			(int)pid, out.path, strerror(-fd));
+		return NULL;
 	}
-	return NULL;
+	struct sink *s = sink_new(fd, SINK_BUFFER_BYTES);
+	if (!s)
+		close(fd);
+	else
+		s->users = 1;
+	return s;
 }
 
 void output_release(struct sink *s)

@@ -14,6 +14,7 @@
 #include <sys/auxv.h>
 
 #include "lifecycle.h"
+#include "trace_dest.h"
 
 extern char **environ;
 
@@ -78,7 +79,7 @@ static bool env_true(const char *v)
  */
 static void read_config(uint64_t *exec_pid, uint64_t *exec_stream, uint64_t *exec_outproc)
 {
-	copy_str(kp_config.out, sizeof(kp_config.out), "kprof-trace");
+	copy_str(kp_config.out, sizeof(kp_config.out), KP_DEST_FALLBACK_DIR);
 	kp_config.interval_ms = 1000;
 	if (!environ)
 		return;
@@ -174,7 +175,8 @@ static void absolutize_out(void)
 	long n = kp_raw(SYS_getcwd, cwd, sizeof(cwd));
 	if (n <= 0)
 		cwd[0] = 0;
-	copy_str(kp_config.fallback_dir, sizeof(kp_config.fallback_dir), "kprof-trace");
+	copy_str(kp_config.fallback_dir, sizeof(kp_config.fallback_dir),
+		 KP_DEST_FALLBACK_DIR);
 	absolutize(kp_config.fallback_dir, sizeof(kp_config.fallback_dir), cwd);
 	if (strncmp(kp_config.out, "unix:", 5) != 0)
 		absolutize(kp_config.out, sizeof(kp_config.out), cwd);

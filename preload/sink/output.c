@@ -16,10 +16,12 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/un.h>
 #include <zlib.h>
 
 #include "sink.h"
+#include "trace_dest.h"
 
 #define ARENA_BYTES (1u << 20)
 #define ZOUT_BYTES (256u << 10)
@@ -191,66 +193,14 @@ static void append(char *dst, size_t cap, const char *s)
 	dst[n] = 0;
 }
 
-static void append_u64(char *dst, size_t cap, uint64_t v)
-{
-	char num[24];
-	append(dst, cap, kp_u64_dec(num, v));
-}
-
-/* Trace side, down to gzip_start(). */
-static int mkdir_p(const char *dir)
-{
-	char tmp[KP_PATH_MAX];
-	size_t n = strlen(dir);
-	if (n == 0 || n >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	memcpy(tmp, dir, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (tmp[i] != '/' && tmp[i] != 0)
-			continue;
-		char c = tmp[i];
-		tmp[i] = 0;
-		long err = tsys(SYS_mkdir, tmp, 0700);
-		if (err && err != -EEXIST)
-			return (int)err;
-		if (!err) /* the program's umask (0777...) must not lock us out */
-			tsys(SYS_chmod, tmp, 0700);
-		tmp[i] = c;
-	}
-	return 0;
-}
-
-static int open_excl(const char *path)
-{
-	long fd = tsys(SYS_openat, AT_FDCWD, path,
-			 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0) /* 0600 whatever the program's umask */
-		tsys(SYS_fchmod, fd, 0600);
-	return (int)fd;
-}
-
-/*
- * The first of head[.N]suffix that does not exist yet, created: N from 0
- * (without ".0" unless dot_zero) to 999. Its fd, or -errno.
- */
+/* The first free head[.N]suffix (common/trace_dest.c), its name kept. */
 static int open_numbered(const char *head, bool dot_zero, const char *suffix)
 {
-	for (unsigned n = 0; n < 1000; n++) {
-		char path[KP_PATH_MAX] = "";
-		append(path, sizeof(path), head);
-		if (n || dot_zero) {
-			append(path, sizeof(path), ".");
-			append_u64(path, sizeof(path), n);
-		}
-		append(path, sizeof(path), suffix);
-		int fd = open_excl(path);
-		if (fd == -EEXIST)
-			continue;
-		if (fd >= 0)
-			memcpy(out.path, path, sizeof(path));
-		return fd;
-	}
-	return -EEXIST;
+	char path[KP_PATH_MAX];
+	int fd = kp_dest_create(tsys6, path, sizeof(path), head, dot_zero, suffix);
+	if (fd >= 0)
+		memcpy(out.path, path, sizeof(path));
+	return fd;
 }
 
 /* KPROF_OUT with %p: expand, then NAME.1.msgpack, NAME.2.msgpack ... */
@@ -259,103 +209,40 @@ static int open_template(const char *tmpl)
 	char base[KP_PATH_MAX] = "";
 	for (const char *p = tmpl; *p; p++) {
 		if (p[0] == '%' && p[1] == 'p') {
-			append_u64(base, sizeof(base), kp_proc.pid);
+			char num[24];
+			append(base, sizeof(base), kp_u64_dec(num, kp_proc.pid));
 			p++;
 		} else {
 			char c[2] = { *p, 0 };
 			append(base, sizeof(base), c);
 		}
 	}
-	const char *suffix = ends_with(base, ".msgpack.gz") ? ".msgpack.gz" :
-			     ends_with(base, ".msgpack")    ? ".msgpack" :
-			     ends_with(base, ".gz")	    ? ".gz" : "";
+	const char *suffix = kp_dest_suffix(base);
 	base[strlen(base) - strlen(suffix)] = 0;
 	return open_numbered(base, false, suffix);
 }
 
-/*
- * The trace directory must be one we can trust: not a symlink planted by
- * someone else (a link we own is followed), and owned by us or by root (a
- * directory another user made in /tmp could be theirs to read or swap).
- */
-static int check_dir(const char *dir)
-{
-	long fd = tsys(SYS_openat, AT_FDCWD, dir,
-			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	long euid = tsys(SYS_geteuid);
-	if (fd == -ELOOP || fd == -ENOTDIR) { /* O_DIRECTORY: a link says ENOTDIR */
-		if (tsys(SYS_newfstatat, AT_FDCWD, dir, &st, AT_SYMLINK_NOFOLLOW))
-			return (int)fd;
-		if (!S_ISLNK(st.st_mode))
-			return -ENOTDIR;
-		if ((long)st.st_uid != euid)
-			return -ELOOP;
-		fd = tsys(SYS_openat, AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	}
-	if (fd < 0)
-		return (int)fd;
-	long err = tsys(SYS_fstat, fd, &st);
-	tsys(SYS_close, fd);
-	if (err)
-		return (int)err;
-	if ((long)st.st_uid != euid && st.st_uid != 0)
-		return -EPERM;
-	return 0;
-}
-
-/* KPROF_OUT a directory: DIR/<exe>.<pid>.<n>.msgpack[.gz] */
+/* KPROF_OUT a directory: DIR/<exe>.<pid>.<n>.msgpack[.gz], in a directory
+ * that is ours (common/trace_dest.h). */
 static int open_in_dir(const char *dir, bool gzip)
 {
-	int err = mkdir_p(dir);
+	int err = kp_dest_mkdir(tsys6, dir);
 	if (!err)
-		err = check_dir(dir);
+		err = kp_dest_check_dir(tsys6, dir, -1);
 	if (err) {
 		out.dir_err = err; /* said by the caller: the trace side has no stderr */
 		return err;
 	}
-	const char *exe = strrchr(kp_proc.exe, '/');
-	exe = exe ? exe + 1 : kp_proc.exe;
-	if (!*exe)
-		exe = "unknown";
-	char head[KP_PATH_MAX] = "";
-	append(head, sizeof(head), dir);
-	append(head, sizeof(head), "/");
-	append(head, sizeof(head), exe);
-	append(head, sizeof(head), ".");
-	append_u64(head, sizeof(head), kp_proc.pid);
+	char head[KP_PATH_MAX];
+	if (!kp_dest_head(head, sizeof(head), dir, kp_proc.exe, kp_proc.pid))
+		return -ENAMETOOLONG;
 	return open_numbered(head, true, gzip ? ".msgpack.gz" : ".msgpack");
 }
 
+/* The listener must be ours (or root's). */
 static int open_unix(const char *path)
 {
-	struct sockaddr_un sa;
-	size_t n = strlen(path);
-	if (n >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, path, n);
-	long fd = tsys(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return (int)fd;
-	long err = tsys(SYS_connect, fd, &sa, sizeof(sa));
-	/*
-	 * The listener must be ours (or root's): a socket another user bound
-	 * in a shared directory would otherwise receive our command lines,
-	 * paths and timings.
-	 */
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	if (!err)
-		err = tsys(SYS_getsockopt, fd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
-	if (!err && cred.uid != 0 && (long)cred.uid != tsys(SYS_geteuid))
-		err = -EPERM;
-	if (err) {
-		tsys(SYS_close, fd);
-		return (int)err;
-	}
-	return (int)fd;
+	return kp_dest_connect(tsys6, path, -1);
 }
 
 static int gzip_start(void)
