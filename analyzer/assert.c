@@ -56,7 +56,7 @@ static int syscall_value(const struct ka_model *m, const char *fn, const char *a
 static int value_of(const struct ka_model *m, const char *name, double *out,
 		    char *why, size_t why_size)
 {
-	uint64_t readers, writers, fds[KA_FD_KINDS];
+	uint64_t readers, writers, fds[KP_KINDS];
 	size_t exited;
 	ka_model_pending(m, &readers, &writers, fds, &exited);
 	const char *paren = strchr(name, '(');
@@ -83,12 +83,12 @@ static int value_of(const struct ka_model *m, const char *name, double *out,
 		const char *k = name + 9;
 		if (strcmp(k, "total") == 0) {
 			*out = 0;
-			for (int i = 0; i < KA_FD_KINDS; i++)
+			for (int i = 0; i < KP_KINDS; i++)
 				*out += (double)fds[i];
 			return 0;
 		}
-		for (int i = 0; i < KA_FD_KINDS; i++)
-			if (strcmp(k, ka_fd_kind_names[i]) == 0) {
+		for (int i = 0; i < KP_KINDS; i++)
+			if (strcmp(k, kp_kind_names[i]) == 0) {
 				*out = (double)fds[i];
 				return 0;
 			}

@@ -35,7 +35,7 @@
 
 #define BUCKETS 8 /* retries per operation: 1, 2, 3-4, 5-8, ... 33-64, >64 */
 #define NRS KP_SYSCALL_MAX
-#define KIND_SLOTS (KA_FD_KINDS + 1) /* 0: kind not recorded */
+#define KIND_SLOTS (KP_KINDS + 1) /* 0: kind not recorded */
 
 static const char *const bucket_names[BUCKETS] = { "1", "2", "3-4", "5-8",
 						   "9-16", "17-32", "33-64", ">64" };
@@ -134,7 +134,7 @@ static int stream_ops(const struct ka_stream *s, struct op_stats *st,
 
 static const char *kind_name(unsigned kind)
 {
-	return kind ? ka_fd_kind_names[kind - 1] : "-";
+	return kind ? kp_kind_names[KP_KIND_ROW(kind)] : "-";
 }
 
 static void print_table(FILE *out, const struct ka_model *m,

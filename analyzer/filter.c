@@ -240,7 +240,7 @@ static int threads_from_events(struct ka_stream *s, const struct ka_filter *f)
 		else if (failed)
 			sc->errors++;
 		if (e->kind) {
-			uint64_t *k = sc->kinds[e->kind - 1];
+			uint64_t *k = sc->kinds[KP_KIND_ROW(e->kind)];
 			sc->have_kinds = true;
 			k[0]++;
 			k[1] += e->duration_ns;

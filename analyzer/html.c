@@ -226,13 +226,13 @@ static int kind_section(FILE *out, const struct ka_model *m,
 {
 	if (!ka_model_has_kinds(m))
 		return 0;
-	const char *labels[KA_FD_KINDS], *texts[KA_FD_KINDS];
-	char tb[KA_FD_KINDS][96];
-	double values[KA_FD_KINDS];
-	struct ka_profile p[KA_FD_KINDS];
+	const char *labels[KP_KINDS], *texts[KP_KINDS];
+	char tb[KP_KINDS][96];
+	double values[KP_KINDS];
+	struct ka_profile p[KP_KINDS];
 	size_t n = 0;
 	int err = 0;
-	for (int k = 0; k < KA_FD_KINDS && !err; k++) {
+	for (int k = 0; k < KP_KINDS && !err; k++) {
 		if ((err = ka_kind_profile(&p[n], m, k, o)))
 			break;
 		if (!p[n].total.count) {
@@ -242,7 +242,7 @@ static int kind_section(FILE *out, const struct ka_model *m,
 		snprintf(tb[n], sizeof(tb[n]), "%.3f ms, %" PRIu64 " calls, %" PRIu64 " retries",
 			 (double)p[n].total.time_ns / 1e6, p[n].total.count,
 			 p[n].total.retries);
-		labels[n] = ka_fd_kind_names[k];
+		labels[n] = kp_kind_names[k];
 		texts[n] = tb[n];
 		values[n] = (double)p[n].total.time_ns;
 		n++;

@@ -55,7 +55,7 @@ static bool section_entry(const struct ka_sc_stats *sc, int section,
 {
 	memset(out, 0, sizeof(*out));
 	out->nr = sc->nr;
-	if (section < KA_FD_KINDS) {
+	if (section < KP_KINDS) {
 		const uint64_t *k = sc->kinds[section];
 		if (!sc->have_kinds || !k[0])
 			return false;
@@ -81,7 +81,7 @@ static bool section_entry(const struct ka_sc_stats *sc, int section,
 	}
 	/* what the kinds counters leave out of the entry's totals */
 	uint64_t c[4] = { 0 };
-	for (int k = 0; k < KA_FD_KINDS; k++)
+	for (int k = 0; k < KP_KINDS; k++)
 		for (int i = 0; i < 4; i++)
 			c[i] += sc->kinds[k][i];
 	out->count = minus(sc->count, c[0]);

@@ -15,9 +15,6 @@
 #include "model.h"
 #include "syscalls.h"
 
-const char *const ka_fd_kind_names[KA_FD_KINDS] = { "file", "pipe", "socket",
-						     "other" };
-
 #define ERRNO_MAX 4095
 
 void ka_model_init(struct ka_model *m)
@@ -335,10 +332,10 @@ static int parse_kinds(const msgpack_object *o, struct ka_sc_stats *sc)
 		for (int k = 0; k < 4; k++)
 			if (kp_obj_uint(&v->via.array.ptr[k], &c[k]))
 				return -EINVAL;
-		for (int k = 0; k < KA_FD_KINDS; k++) {
-			size_t n = strlen(ka_fd_kind_names[k]);
+		for (int k = 0; k < KP_KINDS; k++) {
+			size_t n = strlen(kp_kind_names[k]);
 			if (kv->key.via.str.size == n &&
-			    memcmp(kv->key.via.str.ptr, ka_fd_kind_names[k], n) == 0)
+			    memcmp(kv->key.via.str.ptr, kp_kind_names[k], n) == 0)
 				memcpy(sc->kinds[k], c, sizeof(c));
 		}
 	}
@@ -689,7 +686,7 @@ static int pairs_of(const msgpack_object *map, const char *key, bool need,
 static int on_exit_record(struct ka_model *m, const msgpack_object *map,
 			  struct bad *bad)
 {
-	uint64_t pid, id, fds[KA_FD_KINDS] = { 0 }, readers = 0, writers = 0,
+	uint64_t pid, id, fds[KP_KINDS] = { 0 }, readers = 0, writers = 0,
 				   signal = 0;
 	int64_t status = -1;
 	bool detached = false, after_death = false;
@@ -711,8 +708,8 @@ static int on_exit_record(struct ka_model *m, const msgpack_object *map,
 		bad->want = "map";
 		return -EINVAL;
 	}
-	for (int k = 0; o && k < KA_FD_KINDS; k++)
-		if ((err = GET_UINT(o, ka_fd_kind_names[k], &fds[k], bad)))
+	for (int k = 0; o && k < KP_KINDS; k++)
+		if ((err = GET_UINT(o, kp_kind_names[k], &fds[k], bad)))
 			return err;
 
 	struct ka_stream *s;
@@ -819,7 +816,7 @@ static int on_events(struct ka_model *m, const msgpack_object *map,
 		if (list->via.array.ptr[i].via.array.size >= 6) {
 			kp_obj_int(&e[4], &ev->fd);
 			/* a kind this reader does not know counts as none */
-			ev->kind = e[5].via.u64 <= KA_FD_KINDS ? (unsigned)e[5].via.u64 : 0;
+			ev->kind = e[5].via.u64 <= KP_KINDS ? (unsigned)e[5].via.u64 : 0;
 		}
 	}
 	return 0;
@@ -1015,11 +1012,11 @@ static int stream_note(struct ka_model *m, const struct kp_record *rec)
 		s->last_source = src;
 		s->last_decompressed = rec->decompressed;
 	}
-	if (strcmp(rec->type, "exec") == 0) {
+	if (strcmp(rec->type, KP_REC_EXEC) == 0) {
 		if (key > s->exec_key)
 			s->exec_key = key;
-	} else if (strcmp(rec->type, "aggregate") == 0 || strcmp(rec->type, "events") == 0 ||
-		   strcmp(rec->type, "fork") == 0) {
+	} else if (strcmp(rec->type, KP_REC_AGGREGATE) == 0 || strcmp(rec->type, KP_REC_EVENTS) == 0 ||
+		   strcmp(rec->type, KP_REC_FORK) == 0) {
 		if (key > s->activity_key)
 			s->activity_key = key;
 	}
@@ -1262,7 +1259,7 @@ static int on_lifecycle(struct ka_model *m, const char *type,
 			return -EINVAL;
 		}
 	}
-	if (strcmp(type, "fork") == 0 && u) {
+	if (strcmp(type, KP_REC_FORK) == 0 && u) {
 		if ((err = grow((void **)&m->forks, &m->cap_forks, m->n_forks + 1,
 				sizeof(*m->forks))))
 			return err;
@@ -1275,7 +1272,7 @@ static int on_lifecycle(struct ka_model *m, const char *type,
 		for (uint32_t i = 0; how && i < how->via.str.size && i + 1 < sizeof(f->how); i++)
 			f->how[i] = how->via.str.ptr[i] ? how->via.str.ptr[i] : '?';
 	}
-	if (strcmp(type, "exec") == 0 && id) {
+	if (strcmp(type, KP_REC_EXEC) == 0 && id) {
 		struct ka_stream *s;
 		if ((err = stream_get(m, pid, id, &s)))
 			return err;
@@ -1325,7 +1322,7 @@ int ka_model_on_record(const struct kp_record *rec, void *model)
 
 	m->records++;
 	/* The first record of an input starts it: a stream's header. */
-	if (rec->offset == 0 && strcmp(rec->type, "header") != 0) {
+	if (rec->offset == 0 && strcmp(rec->type, KP_REC_HEADER) != 0) {
 		char why[160];
 		snprintf(why, sizeof(why), "headerless trace: its first record is %s %s "
 			 "record, not a header (the start of the stream is missing)",
@@ -1336,21 +1333,21 @@ int ka_model_on_record(const struct kp_record *rec, void *model)
 		if (err)
 			return err;
 	}
-	if (strcmp(rec->type, "aggregate") == 0)
+	if (strcmp(rec->type, KP_REC_AGGREGATE) == 0)
 		err = on_aggregate(m, rec->map, &bad);
-	else if (strcmp(rec->type, "header") == 0)
+	else if (strcmp(rec->type, KP_REC_HEADER) == 0)
 		err = on_header(m, rec->map, &bad);
-	else if (strcmp(rec->type, "exit") == 0)
+	else if (strcmp(rec->type, KP_REC_EXIT) == 0)
 		err = on_exit_record(m, rec->map, &bad);
-	else if (strcmp(rec->type, "drop") == 0)
+	else if (strcmp(rec->type, KP_REC_DROP) == 0)
 		err = on_drop(m, rec->map, &bad);
-	else if (strcmp(rec->type, "events") == 0)
+	else if (strcmp(rec->type, KP_REC_EVENTS) == 0)
 		err = on_events(m, rec->map, &bad);
-	else if (strcmp(rec->type, "fork") == 0 || strcmp(rec->type, "exec") == 0)
+	else if (strcmp(rec->type, KP_REC_FORK) == 0 || strcmp(rec->type, KP_REC_EXEC) == 0)
 		err = on_lifecycle(m, rec->type, rec->map, &bad);
-	else if (strcmp(rec->type, "maps") == 0)
+	else if (strcmp(rec->type, KP_REC_MAPS) == 0)
 		err = on_maps(m, rec->map, &bad);
-	else if (strcmp(rec->type, "own") == 0)
+	else if (strcmp(rec->type, KP_REC_OWN) == 0)
 		err = on_own(m, rec->map, &bad);
 	else {
 		m->unknown_records++;

@@ -15,6 +15,7 @@
 
 #include "histogram.h"
 #include "record_reader.h"
+#include "record_schema.h"
 
 struct ka_pair {
 	uint64_t key;
@@ -43,9 +44,9 @@ struct ka_sc_stats {
 	size_t n_hist;
 	struct ka_site *sites;
 	size_t n_sites;
-	/* `kinds`: [count, time_ns, retries, errors] per enum ka_fd_kind */
+	/* `kinds`: KP_KIND_COUNTERS per descriptor kind, by KP_KIND_ROW */
 	bool have_kinds;
-	uint64_t kinds[4][4];
+	uint64_t kinds[KP_KINDS][KP_KIND_COUNTERS];
 	struct ka_stack *stacks;
 	size_t n_stacks;
 };
@@ -61,7 +62,7 @@ struct ka_event {
 	uint64_t start_ns, duration_ns, nr, tid;
 	int64_t ret;
 	int64_t fd;    /* -1: no descriptor argument, or not recorded */
-	unsigned kind; /* 0: none; else enum ka_fd_kind + 1 */
+	unsigned kind; /* enum kp_kind (record_schema.h); KP_KIND_NONE: none */
 };
 
 /* Record numbers (`seq`) seen in a stream, as sorted disjoint ranges. */
@@ -83,8 +84,6 @@ struct ka_thread {
 	size_t n_sc;
 };
 
-enum ka_fd_kind { KA_FD_FILE, KA_FD_PIPE, KA_FD_SOCKET, KA_FD_OTHER, KA_FD_KINDS };
-extern const char *const ka_fd_kind_names[KA_FD_KINDS];
 
 struct ka_stream {
 	uint64_t pid, stream, ppid, parent_stream, version, start_ns;
@@ -123,7 +122,7 @@ struct ka_stream {
 	char *empty_file;
 	int64_t exit_status;
 	uint64_t exit_signal;
-	uint64_t fds[KA_FD_KINDS];
+	uint64_t fds[KP_KINDS];
 	uint64_t pending_pipe_readers, pending_pipe_writers;
 	uint64_t events; /* calls seen in events records */
 	struct ka_thread *threads;

@@ -134,12 +134,12 @@ void ka_report_errnos(char *buf, size_t size, const struct ka_row *r)
 }
 
 void ka_model_pending(const struct ka_model *m, uint64_t *readers,
-		      uint64_t *writers, uint64_t fds[KA_FD_KINDS],
+		      uint64_t *writers, uint64_t fds[KP_KINDS],
 		      size_t *exited)
 {
 	*readers = *writers = 0;
 	*exited = 0;
-	memset(fds, 0, KA_FD_KINDS * sizeof(fds[0]));
+	memset(fds, 0, KP_KINDS * sizeof(fds[0]));
 	for (size_t i = 0; i < m->n_streams; i++) {
 		const struct ka_stream *s = &m->streams[i];
 		if (!s->have_exit)
@@ -147,14 +147,14 @@ void ka_model_pending(const struct ka_model *m, uint64_t *readers,
 		(*exited)++;
 		*readers += s->pending_pipe_readers;
 		*writers += s->pending_pipe_writers;
-		for (int k = 0; k < KA_FD_KINDS; k++)
+		for (int k = 0; k < KP_KINDS; k++)
 			fds[k] += s->fds[k];
 	}
 }
 
 void ka_report_footer(FILE *out, const struct ka_model *m, const char *prefix)
 {
-	uint64_t readers, writers, fds[KA_FD_KINDS];
+	uint64_t readers, writers, fds[KP_KINDS];
 	size_t exited;
 
 	ka_model_pending(m, &readers, &writers, fds, &exited);
@@ -164,8 +164,10 @@ void ka_report_footer(FILE *out, const struct ka_model *m, const char *prefix)
 		fprintf(out, "%sOpen at exit: pipe %" PRIu64 ", socket %" PRIu64
 			", file %" PRIu64 ", other %" PRIu64
 			" (%zu of %zu streams exited)\n", prefix,
-			fds[KA_FD_PIPE], fds[KA_FD_SOCKET], fds[KA_FD_FILE],
-			fds[KA_FD_OTHER], exited, m->n_streams);
+			fds[KP_KIND_ROW(KP_KIND_PIPE)],
+			fds[KP_KIND_ROW(KP_KIND_SOCKET)],
+			fds[KP_KIND_ROW(KP_KIND_FILE)],
+			fds[KP_KIND_ROW(KP_KIND_OTHER)], exited, m->n_streams);
 	if (m->drops) {
 		fprintf(out, "%sDropped: %" PRIu64 " records, %" PRIu64 " events",
 			prefix, m->drop_records, m->drop_events);

@@ -77,11 +77,11 @@ void ka_report_footer(FILE *out, const struct ka_model *m, const char *prefix);
 /* "EAGAIN 7, ENOENT 3" */
 void ka_report_errnos(char *buf, size_t size, const struct ka_row *r);
 void ka_model_pending(const struct ka_model *m, uint64_t *readers,
-		      uint64_t *writers, uint64_t fds[KA_FD_KINDS],
+		      uint64_t *writers, uint64_t fds[KP_KINDS],
 		      size_t *exited);
 
-/* kinds.c: --by=kind sections, the four kinds (enum ka_fd_kind) first. */
-enum { KA_KIND_NONE_SECTION = KA_FD_KINDS, KA_KIND_UNKNOWN_SECTION,
+/* kinds.c: --by=kind sections, the four kinds (by KP_KIND_ROW) first. */
+enum { KA_KIND_NONE_SECTION = KP_KINDS, KA_KIND_UNKNOWN_SECTION,
        KA_KIND_SECTIONS };
 /* "file", "pipe", "socket", "other", "none", "unknown" */
 const char *ka_kind_section_name(int section);

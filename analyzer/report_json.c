@@ -168,11 +168,11 @@ static json_t *missing_json(const struct ka_stream *s, int *err)
 	return j;
 }
 
-static json_t *fds_json(const uint64_t fds[KA_FD_KINDS], int *err)
+static json_t *fds_json(const uint64_t fds[KP_KINDS], int *err)
 {
 	json_t *o = json_object();
-	for (int k = 0; o && k < KA_FD_KINDS; k++)
-		set(o, ka_fd_kind_names[k], jint(fds[k]), err);
+	for (int k = 0; o && k < KP_KINDS; k++)
+		set(o, kp_kind_names[k], jint(fds[k]), err);
 	return o;
 }
 
@@ -323,7 +323,7 @@ int ka_report_json(FILE *out, const struct ka_model *m,
 		   const struct ka_report_opts *o)
 {
 	int err = 0;
-	uint64_t readers, writers, fds[KA_FD_KINDS];
+	uint64_t readers, writers, fds[KP_KINDS];
 	size_t exited;
 	json_t *root = json_object();
 	if (!root)

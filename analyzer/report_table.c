@@ -174,8 +174,9 @@ static void print_exit(FILE *out, const struct ka_model *m, const struct ka_stre
 		", file %" PRIu64 ", other %" PRIu64
 		"; pending pipe readers: %" PRIu64 ", writers: %" PRIu64 "\n",
 		s->exit_detached ? "the end of tracing" : "exit",
-		s->fds[KA_FD_PIPE], s->fds[KA_FD_SOCKET], s->fds[KA_FD_FILE],
-		s->fds[KA_FD_OTHER], s->pending_pipe_readers,
+		s->fds[KP_KIND_ROW(KP_KIND_PIPE)], s->fds[KP_KIND_ROW(KP_KIND_SOCKET)],
+		s->fds[KP_KIND_ROW(KP_KIND_FILE)], s->fds[KP_KIND_ROW(KP_KIND_OTHER)],
+		s->pending_pipe_readers,
 		s->pending_pipe_writers);
 }
 
@@ -235,7 +236,7 @@ static int print_kinds(FILE *out, const struct ka_model *m,
 
 /*
  * Why a symbol-mode stream ran in symbol mode, from its header's coverage
- * sentence (preload/rewrite_setup.c): "(symbol mode chosen: WHY)",
+ * sentence (preload/rewrite/setup.c): "(symbol mode chosen: WHY)",
  * "(rewrite mode unavailable: WHY)", or from older shims "(rewrite mode:
  * WHY)" where WHY "KPROF_HOOK=symbols" means chosen. Copies WHY to buf;
  * 1 chosen, 0 unavailable, -1 unknown (no such part).

@@ -33,9 +33,6 @@
 
 _Static_assert(KBPF_HIST_BUCKETS == KP_HIST_BUCKETS, "histogram size");
 _Static_assert(KBPF_SYSCALL_MAX == KP_SYSCALL_MAX, "syscall table size");
-_Static_assert(KBPF_KINDS == KP_KINDS && KBPF_KIND_FILE == KP_KIND_FILE &&
-	       KBPF_KIND_OTHER == KP_KIND_OTHER && KP_KIND_COUNTERS == 4,
-	       "descriptor kinds");
 
 static struct tracer *tr;
 static struct collector_config cfg;
@@ -483,7 +480,7 @@ static int read_aggs(const struct image *only, struct agg_entry **out, size_t *n
 			e->v.errors += c->errors;
 			for (int b = 0; b < KBPF_HIST_BUCKETS; b++)
 				e->v.hist[b] += c->hist[b];
-			for (int k = 0; k < KBPF_KINDS; k++)
+			for (int k = 0; k < KP_KINDS; k++)
 				for (int i = 0; i < 4; i++)
 					e->v.kinds[k][i] += c->kinds[k][i];
 		}

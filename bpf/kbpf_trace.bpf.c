@@ -83,7 +83,7 @@ struct inflight {
 	__u64 start_ns; /* 0: none */
 	__u32 nr;
 	__s32 fd;	/* first argument when it is a descriptor, else -1 */
-	__u32 kind;	/* KBPF_KIND_* of that descriptor at sys_enter, or 0 */
+	__u32 kind;	/* KP_KIND_* of that descriptor at sys_enter, or 0 */
 	__u32 pad;
 };
 
@@ -180,20 +180,20 @@ static __always_inline bool is_pipe_rw(__u32 nr)
 static __always_inline __u32 inode_kind(struct inode *inode)
 {
 	if (!inode || (BPF_CORE_READ(inode, i_flags) & S_ANON_INODE))
-		return KBPF_KIND_OTHER;
+		return KP_KIND_OTHER;
 	switch (BPF_CORE_READ(inode, i_mode) & S_IFMT) {
 	case S_IFIFO:
-		return KBPF_KIND_PIPE;
+		return KP_KIND_PIPE;
 	case S_IFSOCK:
-		return KBPF_KIND_SOCKET;
+		return KP_KIND_SOCKET;
 	case S_IFREG:
 	case S_IFDIR:
 	case S_IFCHR:
 	case S_IFBLK:
 	case S_IFLNK:
-		return KBPF_KIND_FILE;
+		return KP_KIND_FILE;
 	default:
-		return KBPF_KIND_OTHER;
+		return KP_KIND_OTHER;
 	}
 }
 
@@ -204,10 +204,10 @@ static __always_inline __u32 fd_kind(struct task_struct *task, int fd)
 	struct file *file = NULL;
 
 	if (fd < 0 || !fdt || (unsigned)fd >= BPF_CORE_READ(fdt, max_fds))
-		return KBPF_KIND_OTHER;
+		return KP_KIND_OTHER;
 	struct file **fds = BPF_CORE_READ(fdt, fd);
 	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
-		return KBPF_KIND_OTHER;
+		return KP_KIND_OTHER;
 	return inode_kind(BPF_CORE_READ(file, f_inode));
 }
 
@@ -252,7 +252,7 @@ static __always_inline void on_enter(struct pt_regs *regs, long id)
 static __always_inline void check_pending_pipe(struct kbpf_proc *p,
 					       struct inflight *f, long ret)
 {
-	if (f->kind != KBPF_KIND_PIPE || !is_pipe_rw(f->nr) ||
+	if (f->kind != KP_KIND_PIPE || !is_pipe_rw(f->nr) ||
 	    !(ret == -EINTR || (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK)))
 		return;
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -433,7 +433,7 @@ static __always_inline void account(void *ctx, struct pt_regs *regs,
 		     (cfg_would_block[(nr >> 6) & (KBPF_SYSCALL_MAX / 64 - 1)] &
 		      (1ull << (nr & 63)));
 	__u32 kind = f->kind;
-	if (kind >= KBPF_KIND_FILE && kind <= KBPF_KINDS) {
+	if (kind >= KP_KIND_FILE && kind <= KP_KINDS) {
 		__u64 *k = v->kinds[kind - 1];
 		k[0]++;
 		k[1] += duration_ns;
@@ -621,7 +621,7 @@ static long fd_walk_word(__u32 word, struct fd_walk *w)
 		if (!file)
 			continue;
 		__u32 kind = inode_kind(BPF_CORE_READ(file, f_inode));
-		if (kind >= KBPF_KIND_FILE && kind <= KBPF_KINDS)
+		if (kind >= KP_KIND_FILE && kind <= KP_KINDS)
 			w->counts[kind - 1]++;
 	}
 	return 0;

@@ -11,12 +11,8 @@
 #define KBPF_SYSCALL_MAX 512	/* KP_SYSCALL_MAX of common/syscalls.h */
 #define KBPF_PATH_MAX 256
 #define KBPF_ARGS_MAX 1024
-/* Descriptor kinds: KP_KIND_FILE.. of common/record_writer.h (0: none). */
-#define KBPF_KIND_FILE 1
-#define KBPF_KIND_PIPE 2
-#define KBPF_KIND_SOCKET 3
-#define KBPF_KIND_OTHER 4
-#define KBPF_KINDS 4
+/* Descriptor kinds (KP_KIND_*) and their counters: the record schema's. */
+#include "record_schema.h"
 
 /* kbpf_proc.flags */
 /* The `--` child between its insertion and its execve: not yet CMD. */
@@ -56,7 +52,7 @@ struct kbpf_agg_value {
 	__u64 hist[KBPF_HIST_BUCKETS];
 	/* calls whose first argument is a descriptor, by its kind - 1:
 	 * count, time_ns, retries, errors (the `kinds` of FORMAT.md) */
-	__u64 kinds[KBPF_KINDS][4];
+	__u64 kinds[KP_KINDS][KP_KIND_COUNTERS];
 };
 
 /* --stacks: user stacks as frame-pointer chains, innermost first. */
@@ -153,7 +149,7 @@ struct kbpf_event {
 	__u64 duration_ns;
 	__s64 ret;
 	__s32 fd;	/* first argument when it is a descriptor, else -1 */
-	__u32 kind;	/* its KBPF_KIND_*, 0 for other calls */
+	__u32 kind;	/* its KP_KIND_*, 0 for other calls */
 };
 
 /*

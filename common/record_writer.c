@@ -117,7 +117,7 @@ static void begin_record(struct kp_writer *w, const char *type,
 
 void kp_rec_header(struct kp_writer *w, const struct kp_rec_header *h)
 {
-	begin_record(w, "header", &h->c, 14 + !!h->hook_mode + !!h->clock_source);
+	begin_record(w, KP_REC_HEADER, &h->c, 14 + !!h->hook_mode + !!h->clock_source);
 	put_kv_u64(w, "version", KP_FORMAT_VERSION);
 	put_kv_str(w, "producer", h->producer);
 	put_kv_u64(w, "ppid", h->ppid);
@@ -148,7 +148,7 @@ void kp_rec_aggregate_begin(struct kp_writer *w, const struct kp_rec_common *c,
 			    uint64_t thread, uint64_t tid, bool exited,
 			    bool final, unsigned n_syscalls)
 {
-	begin_record(w, "aggregate", c, 5);
+	begin_record(w, KP_REC_AGGREGATE, c, 5);
 	put_kv_u64(w, "thread", thread);
 	put_kv_u64(w, "tid", tid);
 	put_kv_bool(w, "exited", exited);
@@ -255,7 +255,7 @@ void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s)
 void kp_rec_events_begin(struct kp_writer *w, const struct kp_rec_common *c,
 			 uint64_t tid, unsigned n_events)
 {
-	begin_record(w, "events", c, 2);
+	begin_record(w, KP_REC_EVENTS, c, 2);
 	put_kv_u64(w, "tid", tid);
 	put_key(w, "events");
 	msgpack_pack_array(&w->pk, n_events);
@@ -338,7 +338,7 @@ void kp_rec_event_fd(struct kp_writer *w, uint64_t start_ns,
 void kp_rec_fork(struct kp_writer *w, const struct kp_rec_common *c,
 		 uint64_t child, const char *how)
 {
-	begin_record(w, "fork", c, 2);
+	begin_record(w, KP_REC_FORK, c, 2);
 	put_kv_u64(w, "child", child);
 	put_kv_str(w, "how", how);
 }
@@ -346,7 +346,7 @@ void kp_rec_fork(struct kp_writer *w, const struct kp_rec_common *c,
 void kp_rec_exec(struct kp_writer *w, const struct kp_rec_common *c,
 		 const char *path)
 {
-	begin_record(w, "exec", c, 1);
+	begin_record(w, KP_REC_EXEC, c, 1);
 	put_kv_str(w, "path", path);
 }
 
@@ -366,7 +366,7 @@ static void put_pairs(struct kp_writer *w, const char *key, const uint32_t *nr,
 static void put_exit(struct kp_writer *w, const struct kp_rec_exit *e,
 		     bool detached)
 {
-	begin_record(w, "exit", &e->c, 5 + detached + e->after_death + (e->n_in_progress != 0));
+	begin_record(w, KP_REC_EXIT, &e->c, 5 + detached + e->after_death + (e->n_in_progress != 0));
 	put_key(w, "status");
 	msgpack_pack_int64(&w->pk, e->status);
 	put_kv_u64(w, "signal", e->signal);
@@ -395,7 +395,7 @@ void kp_rec_own(struct kp_writer *w, const struct kp_rec_common *c,
 		const struct kp_rec_own *own)
 {
 	bool startup = own->startup_ns != 0;
-	begin_record(w, "own", c, 1 + 2 * startup);
+	begin_record(w, KP_REC_OWN, c, 1 + 2 * startup);
 	if (startup) {
 		put_kv_u64(w, "startup_ns", own->startup_ns);
 		put_pairs(w, "startup", own->startup_nr, own->startup, own->n_startup);
@@ -405,7 +405,7 @@ void kp_rec_own(struct kp_writer *w, const struct kp_rec_common *c,
 
 void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d)
 {
-	begin_record(w, "drop", &d->c, 4);
+	begin_record(w, KP_REC_DROP, &d->c, 4);
 	put_kv_u64(w, "records", d->records);
 	put_kv_u64(w, "events", d->events);
 	put_kv_u64(w, "bytes", d->bytes);
@@ -420,7 +420,7 @@ void kp_rec_exit_detached(struct kp_writer *w, const struct kp_rec_exit *e)
 void kp_rec_maps_begin(struct kp_writer *w, const struct kp_rec_common *c,
 		       unsigned n_maps)
 {
-	begin_record(w, "maps", c, 1);
+	begin_record(w, KP_REC_MAPS, c, 1);
 	put_key(w, "maps");
 	msgpack_pack_array(&w->pk, n_maps);
 }

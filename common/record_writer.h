@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <msgpack/pack.h>
 
-#define KP_FORMAT_VERSION 1
+#include "record_schema.h"
 
 /* Returns 0 or -errno; on error nothing of buf is assumed written. */
 typedef int (*kp_sink_fn)(void *ctx, const char *buf, size_t len);
@@ -61,18 +61,6 @@ struct kp_rec_header {
 	bool events;
 	uint64_t interval_ms;
 };
-
-/*
- * Descriptor kinds (docs/FORMAT.md): the `kind` element of an event, and
- * row index + 1 of a syscall entry's `kinds` counters. 0: no descriptor.
- */
-enum { KP_KIND_NONE, KP_KIND_FILE, KP_KIND_PIPE, KP_KIND_SOCKET, KP_KIND_OTHER };
-#define KP_KINDS 4
-/* A `kinds` row: [count, time_ns, retries, errors]. */
-enum { KP_KIND_COUNT, KP_KIND_TIME_NS, KP_KIND_RETRIES, KP_KIND_ERRORS,
-       KP_KIND_COUNTERS };
-/* "file", "pipe", "socket", "other" for KP_KIND_FILE.. (index kind - 1). */
-extern const char *const kp_kind_names[KP_KINDS];
 
 /* One user stack of a syscall: pcs innermost first (depth 0: unknown). */
 struct kp_rec_stack {

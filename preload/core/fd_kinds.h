@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/syscall.h>
 
-#include "record_writer.h" /* KP_KIND_* */
+#include "record_schema.h" /* KP_KIND_* */
 #include "syscalls.h"
 
 #define KP_FD_TABLE 65536
