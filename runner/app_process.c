@@ -49,22 +49,22 @@ bool app_exited_ok(int status)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/* The command line with the profiler's prefix: [kbpf-trace -o DIR --] argv. */
-static int full_argv(struct suite_ctx *ctx, const struct app_command *cmd, const char **out,
-		     bool *preload)
+/* The command's profiler: this round's, if the command is profiled. */
+static struct profiler profiler_of(struct suite_ctx *ctx, const struct app_command *cmd,
+				   bool background)
 {
-	int n = 0;
-	*preload = false;
-	if (cmd->profiled && ctx->round_profiled) {
-		if (ctx->run->opts->profile == PROFILE_BPF) {
-			out[n++] = ctx->run->loc->kbpf_trace;
-			out[n++] = "-o";
-			out[n++] = ctx->round_trace_dir;
-			out[n++] = "--";
-		} else if (ctx->run->opts->profile == PROFILE_PRELOAD) {
-			*preload = true;
-		}
-	}
+	struct profiler p = suite_profiler(ctx, background ? SERVER_PROFILE_INTERVAL : NULL);
+	if (!cmd->profiled)
+		p.mode = PROFILE_NONE;
+	return p;
+}
+
+/* The command line with the profiler's prefix: [kbpf-trace -o DIR --] argv. */
+static int full_argv(const struct profiler *p, const struct app_command *cmd, const char **out)
+{
+	int n = profiler_prefix(p, out, MAX_ARGS);
+	if (n < 0)
+		return n;
 	for (int i = 0; cmd->argv[i]; i++) {
 		if (n >= MAX_ARGS - 1)
 			return -E2BIG;
@@ -75,8 +75,8 @@ static int full_argv(struct suite_ctx *ctx, const struct app_command *cmd, const
 }
 
 /* In the child: never returns. Reports an exec failure's errno on report_fd. */
-static void child_start(struct suite_ctx *ctx, const struct app_command *cmd, const char **argv,
-			bool preload, bool background, int out_fd, int report_fd)
+static void child_start(const struct profiler *p, const struct app_command *cmd,
+			const char **argv, int out_fd, int report_fd)
 {
 	int err;
 	signal(SIGINT, SIG_DFL);
@@ -102,15 +102,10 @@ static void child_start(struct suite_ctx *ctx, const struct app_command *cmd, co
 	for (int i = 0; cmd->env && cmd->env[i]; i++)
 		if (putenv((char *)cmd->env[i]) != 0)
 			goto fail;
-	if (preload) {
-		const char *old = getenv("LD_PRELOAD");
-		char value[8192];
-		snprintf(value, sizeof(value), "%s%s%s", ctx->run->loc->shim,
-			 old && *old ? ":" : "", old && *old ? old : "");
-		if (setenv("LD_PRELOAD", value, 1) ||
-		    setenv("KPROF_OUT", ctx->round_trace_dir, 1) ||
-		    (background && setenv("KPROF_INTERVAL_MS", SERVER_PROFILE_INTERVAL, 0)))
-			goto fail;
+	int perr = profiler_setenv(p);
+	if (perr) {
+		errno = -perr;
+		goto fail;
 	}
 	if (cmd->cwd && chdir(cmd->cwd) < 0)
 		goto fail;
@@ -126,9 +121,9 @@ static int start(struct suite_ctx *ctx, const struct app_command *cmd, bool back
 		 int out_fd, pid_t *pid)
 {
 	const char *argv[MAX_ARGS];
-	bool preload;
+	struct profiler p = profiler_of(ctx, cmd, background);
 	int report[2];
-	if (full_argv(ctx, cmd, argv, &preload))
+	if (full_argv(&p, cmd, argv))
 		return -E2BIG;
 	if (pipe2(report, O_CLOEXEC) < 0)
 		return -errno;
@@ -142,7 +137,7 @@ static int start(struct suite_ctx *ctx, const struct app_command *cmd, bool back
 	}
 	if (*pid == 0) {
 		close(report[0]);
-		child_start(ctx, cmd, argv, preload, background, out_fd, report[1]);
+		child_start(&p, cmd, argv, out_fd, report[1]);
 	}
 	setpgid(*pid, *pid);	/* both sides: no race with a kill of the group */
 	close(report[1]);

@@ -68,13 +68,9 @@ const char *exec_status_text(int status, char *buf, unsigned len)
 /* The full command line: [kbpf-trace -o DIR --] [launcher...] program... */
 static int build_argv(const struct exec_spec *spec, const char **out)
 {
-	int n = 0;
-	if (spec->profile == PROFILE_BPF) {
-		out[n++] = spec->kbpf_trace_path;
-		out[n++] = "-o";
-		out[n++] = spec->trace_dir;
-		out[n++] = "--";
-	}
+	int n = profiler_prefix(&spec->profiler, out, MAX_ARGS);
+	if (n < 0)
+		return n;
 	for (int i = 0; spec->launcher_argv && spec->launcher_argv[i]; i++) {
 		if (n >= MAX_ARGS - 1)
 			return -E2BIG;
@@ -110,15 +106,10 @@ static void child_exec(const struct exec_spec *spec, const char **argv, int out_
 		if (null_fd >= 0)
 			dup2(null_fd, STDERR_FILENO);
 	}
-	if (spec->profile == PROFILE_PRELOAD) {
-		const char *old = getenv("LD_PRELOAD");
-		char value[8192];
-		if (old && *old)
-			snprintf(value, sizeof(value), "%s:%s", spec->shim_path, old);
-		else
-			snprintf(value, sizeof(value), "%s", spec->shim_path);
-		if (setenv("LD_PRELOAD", value, 1) || setenv("KPROF_OUT", spec->trace_dir, 1))
-			goto fail;
+	int perr = profiler_setenv(&spec->profiler);
+	if (perr) {
+		errno = -perr;
+		goto fail;
 	}
 	execvp(argv[0], (char *const *)argv);
 fail:;

@@ -9,19 +9,12 @@
 
 #include <stdbool.h>
 
-enum profile_mode {
-	PROFILE_NONE,
-	PROFILE_PRELOAD,
-	PROFILE_BPF,
-};
+#include "profiler.h"
 
 struct exec_spec {
 	const char *const *argv;		/* argv[0]: a path, or a name looked up in PATH */
 	char *const *launcher_argv;		/* prefix command, NULL-terminated; or NULL */
-	enum profile_mode profile;
-	const char *trace_dir;			/* where the profiler writes (profile != NONE) */
-	const char *shim_path;			/* libkprof.so for PROFILE_PRELOAD */
-	const char *kbpf_trace_path;		/* kbpf-trace for PROFILE_BPF */
+	struct profiler profiler;		/* mode PROFILE_NONE: none */
 	int timeout_ms;				/* kill the process group after this; 0 = none */
 	bool quiet_stderr;			/* send the program's stderr to /dev/null */
 	/* Called for every line of stdout, without the newline. Non-zero stops

@@ -74,9 +74,7 @@ static void progress_show(const struct suite_ctx *ctx, const char *metric, doubl
 	fflush(stderr);
 }
 
-/* Records the suite's first failure and says it on stderr. */
-__attribute__((format(printf, 2, 3)))
-static void suite_fail(struct suite_ctx *ctx, const char *fmt, ...)
+void suite_fail(struct suite_ctx *ctx, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -144,6 +142,28 @@ int suite_round_number(struct suite_ctx *ctx)
 bool suite_round_unprofiled(struct suite_ctx *ctx)
 {
 	return ctx->run->opts->profile != PROFILE_NONE && !ctx->round_profiled;
+}
+
+struct profiler suite_profiler_of(struct suite_ctx *ctx, enum profile_mode mode,
+				  const char *trace_dir)
+{
+	return (struct profiler){
+		.mode = mode,
+		.shim = ctx->run->loc->shim,
+		.kbpf_trace = ctx->run->loc->kbpf_trace,
+		.trace_dir = trace_dir,
+		.events = -1,
+		.gzip = -1,
+	};
+}
+
+struct profiler suite_profiler(struct suite_ctx *ctx, const char *interval_ms)
+{
+	struct profiler p = suite_profiler_of(
+		ctx, ctx->round_profiled ? ctx->run->opts->profile : PROFILE_NONE,
+		ctx->round_trace_dir);
+	p.interval_ms = interval_ms;
+	return p;
 }
 
 bool suite_interrupted(void)
@@ -288,10 +308,7 @@ int suite_run(struct suite_ctx *ctx, const char *const argv[])
 	struct exec_spec spec = {
 		.argv = argv,
 		.launcher_argv = run->have_launcher ? run->launcher_words.we_wordv : NULL,
-		.profile = ctx->round_profiled ? run->opts->profile : PROFILE_NONE,
-		.trace_dir = ctx->round_trace_dir,
-		.shim_path = run->loc->shim,
-		.kbpf_trace_path = run->loc->kbpf_trace,
+		.profiler = suite_profiler(ctx, NULL),
 		.on_line = on_program_line,
 		.arg = &reader,
 	};

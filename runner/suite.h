@@ -22,6 +22,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "profiler.h"
+
 enum metric_direction {
 	HIGHER_IS_BETTER,
 	LOWER_IS_BETTER,
@@ -170,11 +172,26 @@ int suite_add_input(struct suite_ctx *ctx, const char *name, const char *path);
 /* Adds "key": "value" to the suite's notes in the result (a tool version,
  * a configuration detail). 0 or -errno. */
 int suite_note(struct suite_ctx *ctx, const char *key, const char *value);
+/* Records the suite's first failure (it goes into the result and fails
+ * the run) and says it on stderr. */
+__attribute__((format(printf, 2, 3)))
+void suite_fail(struct suite_ctx *ctx, const char *fmt, ...);
 /* The current round, 1-based (with --profile, a profiled round and its
  * unprofiled twin have the same number). */
 int suite_round_number(struct suite_ctx *ctx);
 /* With --profile: whether this is the unprofiled twin of a round. */
 bool suite_round_unprofiled(struct suite_ctx *ctx);
+/*
+ * The round's profiler (--profile; mode PROFILE_NONE in an unprofiled
+ * round), writing into the round's trace directory; interval_ms: the
+ * shim's flush interval unless the environment sets one (NULL: its
+ * default). Also the profilers a suite applies itself start from it.
+ */
+struct profiler suite_profiler(struct suite_ctx *ctx, const char *interval_ms);
+/* Any of kprof's profilers, writing into trace_dir (events and gzip: the
+ * default): the overhead suite's rows. */
+struct profiler suite_profiler_of(struct suite_ctx *ctx, enum profile_mode mode,
+				  const char *trace_dir);
 /* True once krunner got SIGINT or SIGTERM: a suite waiting on something
  * of its own (a server, a build) stops it and returns -EINTR; teardown
  * follows. */
