@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "model.h"
+#include "profile.h"
 
 int ka_report_coverage(FILE *out, const struct ka_model *a,
 		       const struct ka_model *b, const char *label_a,

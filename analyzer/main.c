@@ -17,7 +17,7 @@
 #include "coverage.h"
 #include "input.h"
 #include "listen.h"
-#include "model.h"
+#include "profile.h"
 #include "symbolize.h"
 #include "views.h"
 #include "record_reader.h"

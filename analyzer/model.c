@@ -15,7 +15,6 @@
 #include "model.h"
 #include "syscalls.h"
 
-#define ERRNO_MAX 4095
 
 void ka_model_init(struct ka_model *m)
 {
@@ -125,7 +124,7 @@ static void stream_free(struct ka_stream *s)
 }
 
 /* Grows *array (of *cap elements of size elem) to hold at least need. */
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
+int ka_grow(void **array, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return 0;
@@ -225,7 +224,7 @@ static int stream_get(struct ka_model *m, uint64_t pid, uint64_t id,
 			h = (h + 1) & (m->index_size - 1);
 		}
 	}
-	int err = grow((void **)&m->streams, &m->cap_streams,
+	int err = ka_grow((void **)&m->streams, &m->cap_streams,
 		       m->n_streams + 1, sizeof(*m->streams));
 	if (err)
 		return err;
@@ -397,7 +396,7 @@ static int parse_sc_entry(const msgpack_object *o, struct ka_sc_stats *sc,
 	    (err = GET_UINT(o, "retries", &sc->retries, bad)) ||
 	    (err = GET_UINT(o, "errors", &sc->errors, bad)))
 		return err;
-	err = get_pairs(kp_map_get(o, "errno"), ERRNO_MAX + 1, &sc->errnos,
+	err = get_pairs(kp_map_get(o, "errno"), KA_ERRNO_MAX + 1, &sc->errnos,
 			&sc->n_errnos);
 	if (err) {
 		bad->key = "errno";
@@ -467,7 +466,7 @@ static int parse_sc_entry(const msgpack_object *o, struct ka_sc_stats *sc,
 static int history_add(struct ka_model *m, uint64_t pid, uint64_t id,
 		       const struct ka_thread *t)
 {
-	int err = grow((void **)&m->history, &m->cap_history, m->n_history + 1,
+	int err = ka_grow((void **)&m->history, &m->cap_history, m->n_history + 1,
 		       sizeof(*m->history));
 	if (err)
 		return err;
@@ -553,7 +552,7 @@ static int on_aggregate(struct ka_model *m, const msgpack_object *map,
 		*t = fresh;
 		return 0;
 	}
-	err = grow((void **)&s->threads, &s->cap_threads, s->n_threads + 1,
+	err = ka_grow((void **)&s->threads, &s->cap_threads, s->n_threads + 1,
 		   sizeof(*s->threads));
 	if (err)
 		goto fail;
@@ -799,7 +798,7 @@ static int on_events(struct ka_model *m, const msgpack_object *map,
 	s->events += list->via.array.size;
 	if (!m->keep_events)
 		return 0;
-	if ((err = grow((void **)&s->event_list, &s->cap_event_list,
+	if ((err = ka_grow((void **)&s->event_list, &s->cap_event_list,
 			s->n_event_list + list->via.array.size,
 			sizeof(*s->event_list))))
 		return err;
@@ -963,7 +962,7 @@ static int source_index(struct ka_model *m, const char *source, size_t *out)
 			}
 		}
 	}
-	int err = grow((void **)&m->sources, &m->cap_sources, m->n_sources + 1,
+	int err = ka_grow((void **)&m->sources, &m->cap_sources, m->n_sources + 1,
 		       sizeof(*m->sources));
 	if (err)
 		return err;
@@ -1041,7 +1040,7 @@ static int stream_note(struct ka_model *m, const struct kp_record *rec)
 	} else if (join_next) {
 		s->seq[i].first = seq;
 	} else {
-		if ((err = grow((void **)&s->seq, &s->cap_seq, s->n_seq + 1,
+		if ((err = ka_grow((void **)&s->seq, &s->cap_seq, s->n_seq + 1,
 				sizeof(*s->seq))))
 			return err;
 		memmove(&s->seq[i + 1], &s->seq[i], (s->n_seq - i) * sizeof(*s->seq));
@@ -1260,7 +1259,7 @@ static int on_lifecycle(struct ka_model *m, const char *type,
 		}
 	}
 	if (strcmp(type, KP_REC_FORK) == 0 && u) {
-		if ((err = grow((void **)&m->forks, &m->cap_forks, m->n_forks + 1,
+		if ((err = ka_grow((void **)&m->forks, &m->cap_forks, m->n_forks + 1,
 				sizeof(*m->forks))))
 			return err;
 		struct ka_fork_note *f = &m->forks[m->n_forks++];
@@ -1472,213 +1471,4 @@ const char *ka_model_coverage(const struct ka_model *m)
 		if (m->streams[i].coverage)
 			return m->streams[i].coverage;
 	return NULL;
-}
-
-const char *ka_errno_name(uint64_t err, char *buf, size_t size)
-{
-	const char *name = err && err <= ERRNO_MAX ? strerrorname_np((int)err) :
-						     NULL;
-	if (name)
-		return name;
-	snprintf(buf, size, "errno_%" PRIu64, err);
-	return buf;
-}
-
-/* ---- merging ---- */
-
-static int sc_by_nr(const void *a, const void *b)
-{
-	const struct ka_sc_stats *x = *(const struct ka_sc_stats *const *)a;
-	const struct ka_sc_stats *y = *(const struct ka_sc_stats *const *)b;
-	return x->nr < y->nr ? -1 : x->nr > y->nr;
-}
-
-static int pair_by_key(const void *a, const void *b)
-{
-	const struct ka_pair *x = a, *y = b;
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-/* Adds counters of one entry (or one row) into row r. */
-static void row_add(struct ka_row *r, uint64_t count, uint64_t time_ns,
-		    uint64_t min_ns, uint64_t max_ns, uint64_t retries,
-		    uint64_t errors)
-{
-	if (count && (r->count == 0 || min_ns < r->min_ns))
-		r->min_ns = min_ns;
-	if (max_ns > r->max_ns)
-		r->max_ns = max_ns;
-	r->count += count;
-	r->time_ns += time_ns;
-	r->retries += retries;
-	r->errors += errors;
-}
-
-/* Sorts and combines equal keys of pairs in place; returns the new count. */
-static size_t pairs_combine(struct ka_pair *p, size_t n)
-{
-	if (n == 0)
-		return 0;
-	qsort(p, n, sizeof(*p), pair_by_key);
-	size_t out = 0;
-	for (size_t i = 1; i < n; i++) {
-		if (p[i].key == p[out].key)
-			p[out].value += p[i].value;
-		else
-			p[++out] = p[i];
-	}
-	return out + 1;
-}
-
-static int pairs_append(struct ka_pair **dst, size_t *n,
-			const struct ka_pair *src, size_t count)
-{
-	if (count == 0)
-		return 0;
-	void *p = reallocarray(*dst, *n + count, sizeof(**dst));
-	if (!p)
-		return -ENOMEM;
-	*dst = p;
-	memcpy(*dst + *n, src, count * sizeof(*src));
-	*n += count;
-	return 0;
-}
-
-static void row_name(struct ka_row *r, const char *arch)
-{
-	const char *name = r->nr <= UINT_MAX ?
-				   kp_syscall_name(arch, (unsigned)r->nr) :
-				   NULL;
-	if (name)
-		snprintf(r->name, sizeof(r->name), "%s", name);
-	else
-		snprintf(r->name, sizeof(r->name), "syscall_%" PRIu64, r->nr);
-}
-
-static void row_percentiles(struct ka_row *r)
-{
-	r->p50_ns = kp_hist_quantile(&r->hist, 0.50, r->min_ns, r->max_ns);
-	r->p90_ns = kp_hist_quantile(&r->hist, 0.90, r->min_ns, r->max_ns);
-	r->p99_ns = kp_hist_quantile(&r->hist, 0.99, r->min_ns, r->max_ns);
-}
-
-int ka_profile_build(struct ka_profile *p, const struct ka_model *m,
-		     const struct ka_stream *stream,
-		     const struct ka_thread *thread)
-{
-	const struct ka_sc_stats **all = NULL;
-	size_t n = 0, cap = 0;
-	int err = 0;
-
-	memset(p, 0, sizeof(*p));
-	snprintf(p->total.name, sizeof(p->total.name), "TOTAL");
-	for (size_t i = 0; i < m->n_streams; i++) {
-		const struct ka_stream *s = &m->streams[i];
-		if (stream && s != stream)
-			continue;
-		for (size_t t = 0; t < s->n_threads; t++) {
-			const struct ka_thread *th = &s->threads[t];
-			if (thread && th != thread)
-				continue;
-			err = grow((void **)&all, &cap, n + th->n_sc, sizeof(*all));
-			if (err)
-				goto out;
-			for (size_t k = 0; k < th->n_sc; k++)
-				all[n++] = &th->sc[k];
-		}
-	}
-	if (n)
-		qsort(all, n, sizeof(*all), sc_by_nr);
-	const char *arch = stream && stream->arch ? stream->arch : ka_model_arch(m);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && all[j]->nr == all[i]->nr)
-			j++;
-		if (p->n_rows % 16 == 0) {
-			void *q = reallocarray(p->rows, p->n_rows + 16, sizeof(*p->rows));
-			if (!q) {
-				err = -ENOMEM;
-				goto out;
-			}
-			p->rows = q;
-		}
-		struct ka_row *r = &p->rows[p->n_rows++];
-		memset(r, 0, sizeof(*r));
-		r->nr = all[i]->nr;
-		row_name(r, arch);
-		for (size_t k = i; k < j; k++) {
-			const struct ka_sc_stats *sc = all[k];
-			row_add(r, sc->count, sc->time_ns, sc->min_ns, sc->max_ns,
-				sc->retries, sc->errors);
-			for (size_t h = 0; h < sc->n_hist; h++)
-				r->hist.bucket[sc->hist[h].key] += sc->hist[h].value;
-			err = pairs_append(&r->errnos, &r->n_errnos, sc->errnos,
-					   sc->n_errnos);
-			if (err)
-				goto out;
-		}
-		r->n_errnos = pairs_combine(r->errnos, r->n_errnos);
-		row_percentiles(r);
-
-		struct ka_row *t = &p->total;
-		row_add(t, r->count, r->time_ns, r->min_ns, r->max_ns, r->retries,
-			r->errors);
-		kp_hist_add(&t->hist, &r->hist);
-		err = pairs_append(&t->errnos, &t->n_errnos, r->errnos, r->n_errnos);
-		if (err)
-			goto out;
-		i = j;
-	}
-	p->total.n_errnos = pairs_combine(p->total.errnos, p->total.n_errnos);
-	row_percentiles(&p->total);
-out:
-	free(all);
-	if (err)
-		ka_profile_free(p);
-	return err;
-}
-
-void ka_profile_free(struct ka_profile *p)
-{
-	for (size_t i = 0; i < p->n_rows; i++)
-		free(p->rows[i].errnos);
-	free(p->rows);
-	free(p->total.errnos);
-	memset(p, 0, sizeof(*p));
-}
-
-static uint64_t row_avg(const struct ka_row *r)
-{
-	return r->count ? r->time_ns / r->count : 0;
-}
-
-static enum ka_sort sort_key;
-
-static int row_order(const void *a, const void *b)
-{
-	const struct ka_row *x = a, *y = b;
-	uint64_t u = 0, v = 0;
-	switch (sort_key) {
-	case KA_SORT_TIME: u = x->time_ns; v = y->time_ns; break;
-	case KA_SORT_COUNT: u = x->count; v = y->count; break;
-	case KA_SORT_AVG: u = row_avg(x); v = row_avg(y); break;
-	case KA_SORT_RETRIES: u = x->retries; v = y->retries; break;
-	case KA_SORT_ERRORS: u = x->errors; v = y->errors; break;
-	case KA_SORT_NAME: {
-		int c = strcmp(x->name, y->name);
-		if (c)
-			return c;
-		break;
-	}
-	}
-	if (u != v)
-		return u > v ? -1 : 1; /* highest first */
-	return x->nr < y->nr ? -1 : x->nr > y->nr;
-}
-
-void ka_profile_sort(struct ka_profile *p, enum ka_sort by)
-{
-	sort_key = by;
-	if (p->n_rows > 1)
-		qsort(p->rows, p->n_rows, sizeof(*p->rows), row_order);
 }

@@ -194,25 +194,11 @@ struct ka_model {
 	size_t n_history, cap_history;
 };
 
-/* One merged line of a profile. */
-struct ka_row {
-	uint64_t nr;
-	char name[40];
-	uint64_t count, time_ns, min_ns, max_ns, retries, errors;
-	uint64_t p50_ns, p90_ns, p99_ns;
-	struct ka_pair *errnos; /* sorted by errno */
-	size_t n_errnos;
-	struct kp_hist hist;
-	/* min/max, percentiles and errno are not known for every call (a
-	 * --by=kind row: the `kinds` counters have none of them) */
-	bool no_latency;
-};
-
-struct ka_profile {
-	struct ka_row *rows;
-	size_t n_rows;
-	struct ka_row total; /* name "TOTAL"; errno and hist merged too */
-};
+/* The largest errno a record may carry (larger: damage). */
+#define KA_ERRNO_MAX 4095
+/* Grows *array (of elem-byte items, *cap of them) to hold need: doubling,
+ * from 8. 0 or -ENOMEM (the array stays as it was). */
+int ka_grow(void **array, size_t *cap, size_t need, size_t elem);
 
 void ka_model_init(struct ka_model *m);
 void ka_model_free(struct ka_model *m);
@@ -266,19 +252,6 @@ const char *ka_model_coverage(const struct ka_model *m);
  */
 const char *ka_model_hook_mode(const struct ka_model *m);
 
-/*
- * Merge threads into rows. stream NULL = every stream; thread NULL = all
- * threads of the selected streams. Rows come out sorted by nr.
- */
-int ka_profile_build(struct ka_profile *p, const struct ka_model *m,
-		     const struct ka_stream *stream,
-		     const struct ka_thread *thread);
-void ka_profile_free(struct ka_profile *p);
-
-enum ka_sort { KA_SORT_TIME, KA_SORT_COUNT, KA_SORT_AVG, KA_SORT_RETRIES,
-	       KA_SORT_ERRORS, KA_SORT_NAME };
-void ka_profile_sort(struct ka_profile *p, enum ka_sort by);
-
 /* Records missing from a stream: holes in its seq numbers (from 1 to the
  * highest seen). Returns the count; ranges (may be NULL) get the holes. */
 uint64_t ka_stream_missing(const struct ka_stream *s,
@@ -291,8 +264,5 @@ void ka_thread_free_stats(struct ka_thread *t);
 /* Removes stream i from the model (the index is rebuilt). */
 void ka_model_remove_stream(struct ka_model *m, size_t i);
 struct ka_stream *ka_model_find(struct ka_model *m, uint64_t pid, uint64_t id);
-
-/* "EAGAIN", or "errno_N" into buf for numbers without a name. */
-const char *ka_errno_name(uint64_t err, char *buf, size_t size);
 
 #endif

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "model.h"
+#include "profile.h"
 
 enum ka_format { KA_FORMAT_TABLE, KA_FORMAT_JSON, KA_FORMAT_CSV,
 		 KA_FORMAT_MARKDOWN };

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "model.h"
+#include "profile.h"
 #include "report.h"
 
 /* diff.c: per-syscall change from a to b. *regressions gets the flagged rows. */
