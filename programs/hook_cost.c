@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "long_arg.h"
+
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -46,15 +48,6 @@ static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
-}
-
-static long arg(int argc, char **argv, const char *name, long def)
-{
-	size_t n = strlen(name);
-	for (int i = 1; i < argc; i++)
-		if (strncmp(argv[i], name, n) == 0 && argv[i][n] == '=')
-			return strtol(argv[i] + n + 1, NULL, 10);
-	return def;
 }
 
 /* ns per call of count calls of f */
@@ -112,9 +105,9 @@ static void *copy_wrappers(void)
 
 int main(int argc, char **argv)
 {
-	long pairs = arg(argc, argv, "--pairs", 3000);
-	long count = arg(argc, argv, "--block", 1000);
-	long warm_ms = arg(argc, argv, "--warm-ms", 500);
+	long pairs = long_arg(argc, argv, "--pairs", 3000);
+	long count = long_arg(argc, argv, "--block", 1000);
+	long warm_ms = long_arg(argc, argv, "--warm-ms", 500);
 	if (pairs < 4 || count < 1 || warm_ms < 0) {
 		fprintf(stderr, "usage: hook_cost [--pairs=N>=4] [--block=N] [--warm-ms=N] "
 				"[--against=libc|copy] [--call=getppid|read]\n");

@@ -38,6 +38,8 @@
 #include <time.h>
 #include <ucontext.h>
 
+#include "long_arg.h"
+
 #ifndef PR_SET_SYSCALL_USER_DISPATCH
 #define PR_SET_SYSCALL_USER_DISPATCH 59
 #define PR_SYS_DISPATCH_OFF 0
@@ -59,15 +61,6 @@ static int64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static long arg(int argc, char **argv, const char *name, long def)
-{
-	size_t n = strlen(name);
-	for (int i = 1; i < argc; i++)
-		if (strncmp(argv[i], name, n) == 0 && argv[i][n] == '=')
-			return strtol(argv[i] + n + 1, NULL, 10);
-	return def;
 }
 
 static stub_fn make_stub(void)
@@ -142,7 +135,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "sud_cost: x86_64 only\n");
 	return 77;
 #else
-	long rounds = arg(argc, argv, "--rounds", 31), n = arg(argc, argv, "--block", 100000);
+	long rounds = long_arg(argc, argv, "--rounds", 31), n = long_arg(argc, argv, "--block", 100000);
 	if (rounds < 1 || rounds > 10000 || n < 1) {
 		fprintf(stderr, "usage: sud_cost [--rounds=1..10000] [--block=N]\n");
 		return 2;

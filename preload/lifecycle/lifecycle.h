@@ -11,6 +11,20 @@
 
 #include "../sink/sink.h"
 
+/*
+ * Whether this thread's process calls (fork, exec, exit) are the traced
+ * program's, the one test both front ends make: the shim active, not a
+ * vfork child before its exec, not the shim's own start-up or rescan on
+ * this thread, not a process the program made that shares our memory
+ * without being a thread of ours.
+ */
+static inline bool kp_tracing(void)
+{
+	return kp_state == KP_ACTIVE &&
+	       !(kp_tls_flags & (KP_TLS_VFORK_CHILD | KP_TLS_IN_INIT)) &&
+	       !kp_foreign_process();
+}
+
 /* A stream id unique per process image, without a syscall. */
 uint64_t kp_new_stream_id(uint64_t mix);
 /* Start-up, once per image (before the shim goes active): 0 or -errno. */

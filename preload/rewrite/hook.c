@@ -145,20 +145,13 @@ static inline __attribute__((always_inline)) long timed(struct kp_rw_frame *f, u
 	return r;
 }
 
-static bool tracing(void)
-{
-	return kp_state == KP_ACTIVE &&
-	       !(kp_tls_flags & (KP_TLS_VFORK_CHILD | KP_TLS_IN_INIT)) &&
-	       !kp_foreign_process();
-}
-
 /* ---- fork and vfork ---- */
 
 static int fork_like(struct kp_rw_frame *f)
 {
 	struct kp_call c;
 	bool counted = begin(&c, f, (unsigned)f->nr, (long)f->args[0]);
-	bool traced = tracing();
+	bool traced = kp_tracing();
 	if (traced)
 		kp_fork_reset_done = false;
 	long r = sys_of(f);
@@ -208,7 +201,7 @@ static int vfork_like(struct kp_rw_frame *f)
 	struct vfork_slot *s = &vfork_stack[d];
 	s->ret = f->ret_addr;
 	s->counted = begin(&s->call, f, (unsigned)f->nr, (long)f->args[0]);
-	s->traced = tracing();
+	s->traced = kp_tracing();
 	s->saved_self = kp_self;
 	s->was_child = kp_tls_flags & KP_TLS_VFORK_CHILD;
 	kp_self = NULL;
@@ -260,7 +253,7 @@ static int clone_stack(struct kp_rw_frame *f, uint64_t flags, uint64_t top,
 	uint64_t state = 0;
 	if (begin((struct kp_call *)(void *)f->call, f, (unsigned)f->nr, (long)flags))
 		state |= CF_COUNTED;
-	if (tracing())
+	if (kp_tracing())
 		state |= CF_TRACED;
 	if ((state & CF_TRACED) && (flags & CLONE_VM) && !(flags & CLONE_THREAD) && !vfork) {
 		/* a process sharing our memory: told apart by pid (symbol mode's clone hook) */
@@ -337,7 +330,7 @@ static const char *safe_string(uint64_t p, char *buf, size_t cap)
 static int exec_call(struct kp_rw_frame *f)
 {
 	unsigned nr = (unsigned)f->nr;
-	if (!tracing()) {
+	if (!kp_tracing()) {
 		f->result = (uint64_t)sys_of(f);
 		return KP_RW_DONE;
 	}
@@ -400,7 +393,7 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 		 * clone(CLONE_VM) child, a process of its own on our memory,
 		 * is counted with the thread that made it and ends nothing) */
 		struct kp_thread *t = kp_self;
-		bool traced = tracing();
+		bool traced = kp_tracing();
 		if (traced)
 			count_untimed(SYS_exit);
 		if (traced && t)
@@ -413,7 +406,7 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 		break;
 	}
 	case SYS_exit_group:
-		if (tracing()) {
+		if (kp_tracing()) {
 			count_untimed(SYS_exit_group);
 			kp_finish((int)a[0], true);
 		}

@@ -17,12 +17,6 @@
 
 extern char **environ;
 
-static bool tracing(void)
-{
-	return kp_state == KP_ACTIVE && !(kp_tls_flags & KP_TLS_VFORK_CHILD) &&
-	       !kp_foreign_process();
-}
-
 static void need_real(void *p)
 {
 	if (unlikely(!p))
@@ -133,9 +127,9 @@ static char *const *child_env(char *const envp[], char **arr, size_t cap,
 		char env_scratch[kp_state == KP_ACTIVE ? KP_PATH_MAX * 2 : 1]; \
 		char *const *env = envp;                                       \
 		if (kp_state == KP_ACTIVE)                                     \
-			env = child_env(envp, env_arr, MAX_ENV_COPY,        \
-					   env_scratch, sizeof(env_scratch),   \
-					   NULL);                              \
+			env = child_env(envp, env_arr, MAX_ENV_COPY,           \
+					env_scratch, sizeof(env_scratch),      \
+					NULL);                                 \
 		if (!kp_call_begin(&c, SYS_clone3, 0, KP_CALLER()))            \
 			return KP_PASS(int, kp_real.name(pid, path, fa, attr,  \
 							 argv, env));          \
@@ -224,18 +218,18 @@ static int exec_failed(unsigned nr, int e)
 	char env_scratch[kp_state == KP_ACTIVE ? KP_PATH_MAX * 2 : 1];         \
 	char marker[64];                                                       \
 	char *const *env = (envp_in);                                          \
-	bool traced = tracing();                                               \
+	bool traced = kp_tracing();                                            \
 	/* a vfork child is not counted but its exec'd image is followed */  \
 	if (!traced && kp_state == KP_ACTIVE)                                  \
-		env = child_env((envp_in), env_arr, MAX_ENV_COPY,           \
-				   env_scratch, sizeof(env_scratch), NULL);
+		env = child_env((envp_in), env_arr, MAX_ENV_COPY,              \
+				env_scratch, sizeof(env_scratch), NULL);
 
 /* Final flush first: it also learns the pid the marker carries. */
 #define EXEC_PREPARE(nr, path, envp_in)                                        \
 	before_exec(nr, path);                                                 \
-	env = child_env((envp_in), env_arr, MAX_ENV_COPY, env_scratch,      \
-			   sizeof(env_scratch),                                \
-			   format_marker(marker, sizeof(marker)) ? marker : NULL);
+	env = child_env((envp_in), env_arr, MAX_ENV_COPY, env_scratch,         \
+			sizeof(env_scratch),                                   \
+			format_marker(marker, sizeof(marker)) ? marker : NULL);
 
 KP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
@@ -364,7 +358,7 @@ KP_EXPORT void _exit(int status)
 	need_real(kp_real._exit);
 	note_status(status);
 	/* rewrite mode: the exit_group hook counts the call, then flushes */
-	if (tracing() && !kp_rw_active)
+	if (kp_tracing() && !kp_rw_active)
 		kp_finish(status, true);
 	if (kp_real._exit)
 		kp_real._exit(status);
