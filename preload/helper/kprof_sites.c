@@ -450,6 +450,162 @@ static int sweep_file(const struct file *f, struct list *out, uint64_t *skipped)
 	return 0;
 }
 
+/* ---- --plan: where a 5-byte jmp to a trampoline can go ---- */
+
+/*
+ * For the unprivileged hook mode (docs/SHIM.md): a site is patched by
+ * replacing a window of whole instructions around its `syscall` with a
+ * 5-byte `jmp rel32` to a trampoline that runs them relocated. The window
+ * must hold at least 5 bytes, lie inside the site's function, hold no
+ * relative branch or call (their targets would move) and no second
+ * syscall, and no direct branch of the function may land inside it but at
+ * its first byte. RIP-relative operands are relocatable (their disp32 is
+ * rewritten for the trampoline's address); their offsets are given.
+ */
+#define PLAN_SCAN 4	/* instructions tried on each side of the site */
+#define PLAN_MAX 8192	/* instructions of one function we look at */
+
+struct plan_insn {
+	uint64_t addr;
+	uint8_t size;
+	bool relative;	 /* a relative jump, call or loop */
+	bool syscall;
+	uint8_t rip_off; /* offset of a RIP-relative disp32, 0: none */
+	uint64_t target; /* of a direct branch, 0: none */
+};
+
+static struct plan_insn plan_buf[PLAN_MAX];
+
+static void plan_decode_one(const cs_insn *i, struct plan_insn *p)
+{
+	const cs_x86 *x = &i->detail->x86;
+	memset(p, 0, sizeof(*p));
+	p->addr = i->address;
+	p->size = (uint8_t)i->size;
+	p->syscall = is_syscall(i);
+	p->relative = in_group(i, X86_GRP_BRANCH_RELATIVE);
+	if (p->relative && x->op_count == 1 && x->operands[0].type == X86_OP_IMM)
+		p->target = (uint64_t)x->operands[0].imm;
+	for (unsigned k = 0; k < x->op_count; k++)
+		if (x->operands[k].type == X86_OP_MEM && x->operands[k].mem.base == X86_REG_RIP &&
+		    x->encoding.disp_size == 4)
+			p->rip_off = x->encoding.disp_offset;
+}
+
+/* Whether a branch of the function lands inside (lo, hi). */
+static bool plan_target_inside(const struct plan_insn *v, size_t n, uint64_t lo, uint64_t hi)
+{
+	for (size_t k = 0; k < n; k++)
+		if (v[k].target > lo && v[k].target < hi)
+			return true;
+	return false;
+}
+
+/* The window [i, j] of v for the site at index s, or false with why. */
+static bool plan_window(const struct plan_insn *v, size_t n, size_t s, size_t *wi, size_t *wj,
+			const char **why)
+{
+	size_t best_i = 0, best_j = 0;
+	unsigned best = 0;
+	*why = "no 5-byte window of movable whole instructions";
+	for (size_t i = s >= PLAN_SCAN ? s - PLAN_SCAN : 0; i <= s; i++) {
+		for (size_t j = s; j < n && j <= s + PLAN_SCAN; j++) {
+			unsigned len = 0;
+			bool ok = true;
+			for (size_t k = i; k <= j && ok; k++) {
+				len += v[k].size;
+				ok = !v[k].relative && (k == s || !v[k].syscall);
+			}
+			if (!ok || len < 5)
+				continue;
+			if (plan_target_inside(v, n, v[i].addr, v[j].addr + v[j].size))
+				continue;
+			if (!best || len < best) {
+				best = len;
+				best_i = i;
+				best_j = j;
+			}
+		}
+	}
+	if (!best)
+		return false;
+	*wi = best_i;
+	*wj = best_j;
+	return true;
+}
+
+/* One line per site of the section: its window, or why it has none. */
+static void plan_sites(const struct file *f, const uint8_t *data, uint64_t sec_addr,
+		       size_t sec_size, const struct list *sites, uint64_t sec_off,
+		       uint64_t *patchable)
+{
+	for (size_t k = 0; k < sites->n; k++) {
+		uint64_t off = sites->v[k];
+		if (off < sec_off || off >= sec_off + sec_size)
+			continue;
+		uint64_t x = sec_addr + (off - sec_off), start, len;
+		if (!f->table || !function_at(f, x, &start, &len) || x >= start + len ||
+		    start < sec_addr || start + len > sec_addr + sec_size) {
+			printf("0x%llx nopatch no function bounds\n", (unsigned long long)x);
+			continue;
+		}
+		const uint8_t *code = data + (start - sec_addr);
+		size_t left = len, n = 0, s = SIZE_MAX;
+		uint64_t a = start;
+		bool whole = true;
+		while (left && n < PLAN_MAX) {
+			if (!cs_disasm_iter(dis_detail, &code, &left, &a, insn_detail)) {
+				whole = false;
+				break;
+			}
+			plan_decode_one(insn_detail, &plan_buf[n]);
+			if (plan_buf[n].addr == x)
+				s = n;
+			n++;
+		}
+		const char *why = NULL;
+		size_t wi, wj;
+		if (!whole || left)
+			why = "its function does not decode whole";
+		else if (s == SIZE_MAX)
+			why = "not on an instruction boundary of its function";
+		if (why || !plan_window(plan_buf, n, s, &wi, &wj, &why)) {
+			printf("0x%llx nopatch %s\n", (unsigned long long)x, why);
+			continue;
+		}
+		uint64_t w0 = plan_buf[wi].addr;
+		printf("0x%llx patch 0x%llx %llu insns=", (unsigned long long)x,
+		       (unsigned long long)w0,
+		       (unsigned long long)(plan_buf[wj].addr + plan_buf[wj].size - w0));
+		for (size_t i = wi; i <= wj; i++)
+			printf("%s%u", i > wi ? "," : "", plan_buf[i].size);
+		for (size_t i = wi, first = 1; i <= wj; i++) {
+			if (!plan_buf[i].rip_off)
+				continue;
+			printf("%s%llu", first ? " rip=" : ",",
+			       (unsigned long long)(plan_buf[i].addr - w0 + plan_buf[i].rip_off));
+			first = 0;
+		}
+		printf("\n");
+		(*patchable)++;
+	}
+}
+
+static void plan_file(const struct file *f, const struct list *sites, uint64_t *patchable)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(f->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (d && d->d_buf && d->d_size == sh.sh_size)
+			plan_sites(f, d->d_buf, sh.sh_addr, sh.sh_size, sites, sh.sh_offset,
+				   patchable);
+	}
+}
+
 static int write_all(int fd, const void *buf, size_t n)
 {
 	const char *p = buf;
@@ -468,12 +624,21 @@ static int write_all(int fd, const void *buf, size_t n)
 int main(int argc, char **argv)
 {
 	int a = 1;
-	if (a < argc && strcmp(argv[a], "-v") == 0) {
-		verbose = true;
-		a++;
+	bool plan = false;
+	for (; a < argc && argv[a][0] == '-'; a++) {
+		if (strcmp(argv[a], "-v") == 0)
+			verbose = true;
+		else if (strcmp(argv[a], "--plan") == 0)
+			plan = true;
+		else
+			break;
 	}
 	if (a + 1 != argc) {
-		fprintf(stderr, "usage: kprof-sites [-v] FILE (run by libkprof.so's rewrite mode)\n");
+		fprintf(stderr, "usage: kprof-sites [-v] [--plan] FILE (run by libkprof.so's "
+				"rewrite mode)\n"
+				"  --plan  one line per site (virtual addresses): \"ADDR patch START "
+				"LEN insns=SIZES [rip=OFFSETS]\"\n"
+				"          or \"ADDR nopatch WHY\": the window a 5-byte jmp can replace\n");
 		return 2;
 	}
 	const char *path = argv[a];
@@ -513,7 +678,17 @@ int main(int argc, char **argv)
 			path, sites.n, (unsigned long long)skipped, (unsigned long long)decoded);
 	uint64_t head[2] = { sites.n, skipped };
 	int status = 0;
-	if (write_all(1, "KPRFSITS", 8) || write_all(1, head, sizeof(head)) ||
+	if (plan) {
+		uint64_t patchable = 0;
+		plan_file(&f, &sites, &patchable);
+		if (fflush(stdout) || ferror(stdout)) {
+			fprintf(stderr, "kprof-sites: write: %s\n", strerror(errno));
+			status = 1;
+		}
+		if (verbose)
+			fprintf(stderr, "kprof-sites: %s: %llu of %zu sites patchable with a 5-byte jmp\n",
+				path, (unsigned long long)patchable, sites.n);
+	} else if (write_all(1, "KPRFSITS", 8) || write_all(1, head, sizeof(head)) ||
 	    write_all(1, sites.v, sites.n * sizeof(uint64_t))) {
 		fprintf(stderr, "kprof-sites: write: %s\n", strerror(errno));
 		status = 1;

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Syscall sites of known shape for `kprof-sites --plan` (t_sites_plan.sh):
+ * each function is hand-written so that the window a 5-byte jmp can
+ * replace is known byte for byte. Nothing here is run.
+ */
+int plan_data = 39;
+
+__asm__(
+	".text\n"
+	/* a libc wrapper: mov $nr, %eax (5) ; syscall (2): window of 7 */
+	".globl plan_wrapper\n.type plan_wrapper,@function\n"
+	"plan_wrapper:\n.cfi_startproc\n"
+	"	movl $39, %eax\n"
+	"	syscall\n"
+	"	cmpq $-4095, %rax\n"
+	"	jae 1f\n"
+	"	ret\n"
+	"1:	negl %eax\n"
+	"	ret\n"
+	".cfi_endproc\n.size plan_wrapper, .-plan_wrapper\n"
+	/* a retry loop jumps back to the syscall: the window starts there */
+	".globl plan_target\n.type plan_target,@function\n"
+	"plan_target:\n.cfi_startproc\n"
+	"	movl $39, %eax\n"
+	"2:	syscall\n"
+	"	cmpq $-4, %rax\n"
+	"	je 2b\n"
+	"	ret\n"
+	".cfi_endproc\n.size plan_target, .-plan_target\n"
+	/* boxed in by relative jumps and a jump target: no window */
+	".globl plan_none\n.type plan_none,@function\n"
+	"plan_none:\n.cfi_startproc\n"
+	"	jmp 3f\n"
+	"4:	syscall\n"
+	"	ret\n"
+	"3:	movl $39, %eax\n"
+	"	jmp 4b\n"
+	".cfi_endproc\n.size plan_none, .-plan_none\n"
+	/* a RIP-relative load in the window: its disp32 at offset 2 */
+	".globl plan_rip\n.type plan_rip,@function\n"
+	"plan_rip:\n.cfi_startproc\n"
+	"	movl plan_data(%rip), %eax\n"
+	"	syscall\n"
+	"	ret\n"
+	".cfi_endproc\n.size plan_rip, .-plan_rip\n");
+
+int main(void)
+{
+	return 0;
+}

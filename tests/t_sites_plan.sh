@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: MIT
+# `kprof-sites --plan`: for each syscall site, the window of whole
+# instructions that a 5-byte jmp to a trampoline can replace (the
+# unprivileged hook mode's patches), or why there is none. Checked exactly
+# on tests/plan_cases.c, whose functions are written instruction by
+# instruction: a wrapper (mov + syscall: 7 bytes), a retry loop that jumps
+# back to the syscall (the window must start at it: syscall + cmp, 6), a
+# site boxed in by relative jumps and a jump target (none), and a
+# RIP-relative load inside the window (its disp32 named). On libc, every
+# site the rewrite sweep finds gets exactly one line.
+source "$KPROF_ROOT/tests/lib.sh"
+SITES=$BUILD/kprof-sites
+CASES=$BUILD/tests/plan_cases
+[ "$(uname -m)" = x86_64 ] || skip "kprof-sites decodes x86_64 only"
+"$SITES" --plan "$CASES" > plan.txt
+cat plan.txt
+addr() { printf '0x%x' $(( 16#$(nm "$CASES" | awk -v s="$1" '$3 == s { print $1 }') + $2 )); }
+line() { grep "^$(addr "$1" "$2") " plan.txt || echo "(no line for $1+$2)"; }
+expect_eq "wrapper" "$(addr plan_wrapper 5) patch $(addr plan_wrapper 0) 7 insns=5,2" \
+	"$(line plan_wrapper 5)"
+expect_eq "jump target at the syscall" \
+	"$(addr plan_target 5) patch $(addr plan_target 5) 6 insns=2,4" "$(line plan_target 5)"
+expect_eq "boxed in" \
+	"$(addr plan_none 2) nopatch no 5-byte window of movable whole instructions" \
+	"$(line plan_none 2)"
+expect_eq "RIP-relative" "$(addr plan_rip 6) patch $(addr plan_rip 0) 8 insns=6,2 rip=2" \
+	"$(line plan_rip 6)"
+expect_eq "lines for the cases" 4 "$(wc -l < plan.txt)"
+
+LIBC=$(ldd /bin/true | awk '$1 ~ /^libc\.so/ { print $3 }')
+[ -r "$LIBC" ] || fail "no libc found through ldd /bin/true"
+"$SITES" --plan "$LIBC" > libc.txt
+"$SITES" "$LIBC" > libc.bin
+sites=$(od -An -t u8 -j 8 -N 8 libc.bin | tr -d ' ')
+expect_eq "libc: one line per site" "$sites" "$(wc -l < libc.txt)"
+bad=$(grep -cvE '^0x[0-9a-f]+ (patch 0x[0-9a-f]+ [0-9]+ insns=[0-9,]+( rip=[0-9,]+)?|nopatch .+)$' libc.txt || true)
+expect_eq "libc: lines that are neither a window nor a reason" 0 "$bad"
+echo "libc: $(grep -c ' patch ' libc.txt) of $sites sites patchable"
