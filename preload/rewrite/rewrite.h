@@ -211,7 +211,6 @@ void kp_rw_start(void);
 /* "KPROF_EXEC_SITES=<dir>": the site cache for a child image, or NULL
  * (no cache: symbol mode, or no home of our own). */
 const char *kp_rw_sites_handoff(void);
-/* The header's hook_mode and coverage for this process. */
 /* After a successful mmap/mprotect that made [start, +len) executable. */
 void kp_rw_rescan(uint64_t start, uint64_t len);
 /* After a successful munmap, and an mremap that moved a mapping. */
@@ -220,6 +219,41 @@ void kp_rw_moved(uint64_t old_start, uint64_t old_len, uint64_t new_start);
 /* Serializes scans (start-up, dlopen, JIT) */
 void kp_rw_lock(void);
 void kp_rw_unlock(void);
+
+/*
+ * tramp.c: the trampolines of the unprivileged mode (docs/SHIM.md; not
+ * yet started by kp_rw_start). A site's plan, as `kprof-sites --plan`
+ * gives it: the window of whole instructions [start, start + len) that a
+ * 5-byte jmp replaces, the syscall at start + sys_off, and the offsets
+ * in the window of RIP-relative disp32 fields.
+ */
+struct kp_rw_plan {
+	uint64_t start;
+	uint8_t len;
+	uint8_t sys_off;
+	uint8_t n_rip;
+	uint8_t rip[4];
+};
+/* Bytes a trampoline takes at most (a window is at most 64 bytes). */
+#define KP_RW_TRAMP_MAX 128
+/* In a trampoline, the original site's address sits this many bytes
+ * before the return address of its call of the entry. */
+#define KP_RW_TRAMP_SITE_BACK 21
+/*
+ * Writes into buf (KP_RW_TRAMP_MAX bytes) the trampoline that will run
+ * at address at: the window's instructions before the syscall, copied
+ * from code (the window's bytes), a call of entry with the syscall's
+ * registers (as rewrite mode's `call *%rax` reaches kp_rw_entry), the
+ * instructions after it, and a jmp back to the window's end; RIP-relative
+ * operands relocated. Its length, or -ERANGE when a displacement does not
+ * reach from at (more than 2 GiB away) and -EINVAL for a bad plan. *key:
+ * the return address - 2 that the hook sees for it (kp_rw_site_check).
+ */
+int kp_rw_tramp_write(uint8_t *buf, uint64_t at, const uint8_t *code,
+		      const struct kp_rw_plan *p, uint64_t entry, uint64_t *key);
+/* The window's new bytes (len of them): jmp rel32 to the trampoline at
+ * `at`, int3 after it. -ERANGE when at is out of reach, else 0. */
+int kp_rw_tramp_jump(uint8_t *out, const struct kp_rw_plan *p, uint64_t at);
 
 #endif /* __ASSEMBLER__ */
 #endif
