@@ -7,7 +7,8 @@
 # back to the syscall (the window must start at it: syscall + cmp, 6), a
 # site boxed in by relative jumps and a jump target (none), and a
 # RIP-relative load inside the window (its disp32 named). On libc, every
-# site the rewrite sweep finds gets exactly one line.
+# site the rewrite sweep finds gets exactly one line, and --plan-bin (the
+# binary form for the shim) holds the same windows.
 source "$KPROF_ROOT/tests/lib.sh"
 SITES=$BUILD/kprof-sites
 CASES=$BUILD/tests/plan_cases
@@ -36,3 +37,16 @@ expect_eq "libc: one line per site" "$sites" "$(wc -l < libc.txt)"
 bad=$(grep -cvE '^0x[0-9a-f]+ (patch 0x[0-9a-f]+ [0-9]+ insns=[0-9,]+( rip=[0-9,]+)?|nopatch .+)$' libc.txt || true)
 expect_eq "libc: lines that are neither a window nor a reason" 0 "$bad"
 echo "libc: $(grep -c ' patch ' libc.txt) of $sites sites patchable"
+# --plan-bin, what the shim will read, holds the same windows
+"$SITES" --plan-bin "$LIBC" > libc.plan
+expect_eq "--plan-bin magic" KPRFPLN1 "$(head -c 8 libc.plan)"
+expect_eq "--plan-bin windows" "$(grep -c ' patch ' libc.txt)" \
+	"$(od -An -t u8 -j 8 -N 8 libc.plan | tr -d ' ')"
+expect_eq "--plan-bin size" $(( 24 + 24 * $(grep -c ' patch ' libc.txt) )) "$(stat -c %s libc.plan)"
+last=0
+while read -r site word start len _; do
+	if [ "$word" = patch ] && [ $((site + 2)) -eq $((start + len)) ]; then
+		last=$((last + 1))
+	fi
+done < libc.txt
+echo "libc: $last windows end with their syscall"

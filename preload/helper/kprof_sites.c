@@ -24,6 +24,7 @@
  */
 #include <capstone/capstone.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdbool.h>
@@ -461,6 +462,8 @@ static int sweep_file(const struct file *f, struct list *out, uint64_t *skipped)
  * syscall, and no direct branch of the function may land inside it but at
  * its first byte. RIP-relative operands are relocatable (their disp32 is
  * rewritten for the trampoline's address); their offsets are given.
+ * Windows that end with the syscall come first (a thread blocked in the
+ * call while the window is written resumes after it), then the shortest.
  */
 #define PLAN_SCAN 4	/* instructions tried on each side of the site */
 #define PLAN_MAX 8192	/* instructions of one function we look at */
@@ -475,6 +478,31 @@ struct plan_insn {
 };
 
 static struct plan_insn plan_buf[PLAN_MAX];
+
+/* A patchable site in --plan-bin's output: file offsets (24 bytes). */
+struct plan_rec {
+	uint64_t site;
+	uint64_t start;
+	uint8_t len, sys_off, n_rip, rip[4], pad;
+};
+/* --plan prints text; --plan-bin writes plan_recs after the sweep. */
+static bool plan_text;
+static struct plan_rec *plan_recs;
+static size_t n_plan_recs, cap_plan_recs;
+
+static int plan_keep(const struct plan_rec *r)
+{
+	if (n_plan_recs == cap_plan_recs) {
+		size_t cap = cap_plan_recs ? cap_plan_recs * 2 : 256;
+		struct plan_rec *v = realloc(plan_recs, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		plan_recs = v;
+		cap_plan_recs = cap;
+	}
+	plan_recs[n_plan_recs++] = *r;
+	return 0;
+}
 
 static void plan_decode_one(const cs_insn *i, struct plan_insn *p)
 {
@@ -507,6 +535,7 @@ static bool plan_window(const struct plan_insn *v, size_t n, size_t s, size_t *w
 {
 	size_t best_i = 0, best_j = 0;
 	unsigned best = 0;
+	bool best_last = false;
 	*why = "no 5-byte window of movable whole instructions";
 	for (size_t i = s >= PLAN_SCAN ? s - PLAN_SCAN : 0; i <= s; i++) {
 		for (size_t j = s; j < n && j <= s + PLAN_SCAN; j++) {
@@ -520,10 +549,14 @@ static bool plan_window(const struct plan_insn *v, size_t n, size_t s, size_t *w
 				continue;
 			if (plan_target_inside(v, n, v[i].addr, v[j].addr + v[j].size))
 				continue;
-			if (!best || len < best) {
+			/* the syscall last: a thread blocked in it when the
+			 * window is written returns past the window */
+			bool last = j == s;
+			if (!best || (last && !best_last) || (last == best_last && len < best)) {
 				best = len;
 				best_i = i;
 				best_j = j;
+				best_last = last;
 			}
 		}
 	}
@@ -532,6 +565,17 @@ static bool plan_window(const struct plan_insn *v, size_t n, size_t s, size_t *w
 	*wi = best_i;
 	*wj = best_j;
 	return true;
+}
+
+__attribute__((format(printf, 1, 2)))
+static void plan_say(const char *fmt, ...)
+{
+	if (!plan_text)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
 }
 
 /* One line per site of the section: its window, or why it has none. */
@@ -546,7 +590,7 @@ static void plan_sites(const struct file *f, const uint8_t *data, uint64_t sec_a
 		uint64_t x = sec_addr + (off - sec_off), start, len;
 		if (!f->table || !function_at(f, x, &start, &len) || x >= start + len ||
 		    start < sec_addr || start + len > sec_addr + sec_size) {
-			printf("0x%llx nopatch no function bounds\n", (unsigned long long)x);
+			plan_say("0x%llx nopatch no function bounds\n", (unsigned long long)x);
 			continue;
 		}
 		const uint8_t *code = data + (start - sec_addr);
@@ -570,23 +614,37 @@ static void plan_sites(const struct file *f, const uint8_t *data, uint64_t sec_a
 		else if (s == SIZE_MAX)
 			why = "not on an instruction boundary of its function";
 		if (why || !plan_window(plan_buf, n, s, &wi, &wj, &why)) {
-			printf("0x%llx nopatch %s\n", (unsigned long long)x, why);
+			plan_say("0x%llx nopatch %s\n", (unsigned long long)x, why);
 			continue;
 		}
 		uint64_t w0 = plan_buf[wi].addr;
-		printf("0x%llx patch 0x%llx %llu insns=", (unsigned long long)x,
+		struct plan_rec rec = {
+			.site = off,
+			.start = sec_off + (w0 - sec_addr),
+			.len = (uint8_t)(plan_buf[wj].addr + plan_buf[wj].size - w0),
+			.sys_off = (uint8_t)(x - w0),
+		};
+		for (size_t i = wi; i <= wj; i++)
+			if (plan_buf[i].rip_off && rec.n_rip < 4)
+				rec.rip[rec.n_rip++] = (uint8_t)(plan_buf[i].addr - w0 + plan_buf[i].rip_off);
+		if (rec.len > 64 || plan_keep(&rec)) {
+			plan_say("0x%llx nopatch window too long or out of memory\n",
+			       (unsigned long long)x);
+			continue;
+		}
+		plan_say("0x%llx patch 0x%llx %llu insns=", (unsigned long long)x,
 		       (unsigned long long)w0,
 		       (unsigned long long)(plan_buf[wj].addr + plan_buf[wj].size - w0));
 		for (size_t i = wi; i <= wj; i++)
-			printf("%s%u", i > wi ? "," : "", plan_buf[i].size);
+			plan_say("%s%u", i > wi ? "," : "", plan_buf[i].size);
 		for (size_t i = wi, first = 1; i <= wj; i++) {
 			if (!plan_buf[i].rip_off)
 				continue;
-			printf("%s%llu", first ? " rip=" : ",",
+			plan_say("%s%llu", first ? " rip=" : ",",
 			       (unsigned long long)(plan_buf[i].addr - w0 + plan_buf[i].rip_off));
 			first = 0;
 		}
-		printf("\n");
+		plan_say("\n");
 		(*patchable)++;
 	}
 }
@@ -629,6 +687,8 @@ int main(int argc, char **argv)
 		if (strcmp(argv[a], "-v") == 0)
 			verbose = true;
 		else if (strcmp(argv[a], "--plan") == 0)
+			plan = plan_text = true;
+		else if (strcmp(argv[a], "--plan-bin") == 0)
 			plan = true;
 		else
 			break;
@@ -638,7 +698,10 @@ int main(int argc, char **argv)
 				"rewrite mode)\n"
 				"  --plan  one line per site (virtual addresses): \"ADDR patch START "
 				"LEN insns=SIZES [rip=OFFSETS]\"\n"
-				"          or \"ADDR nopatch WHY\": the window a 5-byte jmp can replace\n");
+				"          or \"ADDR nopatch WHY\": the window a 5-byte jmp can replace\n"
+				"  --plan-bin  the same for the shim: \"KPRFPLN1\", uint64 count, uint64\n"
+				"          sites without a window, count records of 24 bytes (uint64\n"
+				"          site and window file offsets; len, sys_off, n_rip, rip[4], 0)\n");
 		return 2;
 	}
 	const char *path = argv[a];
@@ -681,6 +744,13 @@ int main(int argc, char **argv)
 	if (plan) {
 		uint64_t patchable = 0;
 		plan_file(&f, &sites, &patchable);
+		uint64_t plan_head[2] = { n_plan_recs, sites.n - n_plan_recs };
+		if (!plan_text && (write_all(1, "KPRFPLN1", 8) ||
+				   write_all(1, plan_head, sizeof(plan_head)) ||
+				   write_all(1, plan_recs, n_plan_recs * sizeof(*plan_recs)))) {
+			fprintf(stderr, "kprof-sites: write: %s\n", strerror(errno));
+			status = 1;
+		}
 		if (fflush(stdout) || ferror(stdout)) {
 			fprintf(stderr, "kprof-sites: write: %s\n", strerror(errno));
 			status = 1;
@@ -694,6 +764,7 @@ int main(int argc, char **argv)
 		status = 1;
 	}
 	free(sites.v);
+	free(plan_recs);
 	elf_end(f.elf);
 	close(fd);
 	cs_free(insn_plain, 1);
