@@ -7,9 +7,10 @@
 # coproc, wait -n, process substitution and pipefail. Delays are 0.2 s or
 # more where an order depends on them. A killed job is waited for by pid
 # (`wait %1` says "no such job" when bash reaped and reported it first),
-# and every job is waited for before `wait -n` (bash's `wait -n` returns an
-# earlier job's status when it finished before being reported: the
-# coproc's 0 came first in one loaded run).
+# and `wait -n` runs in a subshell whose job table holds its three jobs
+# alone (bash's `wait -n` returns an earlier job's status when it ended
+# unreported: the coproc's 0 came first in two loaded CI runs, even after
+# a plain `wait`).
 # torture: quick timeout=240
 . "$TORTURE_CASES/lib.sh"
 cat > jobs.sh <<'EOF'
@@ -98,10 +99,13 @@ exec {UPPER[1]}>&-
 read -r line <&"${UPPER[0]}"
 echo "$line"
 wait
-(sleep 1.2; exit 1) & (sleep 0.6; exit 2) & (sleep 0.1; exit 3) &
-wait -n
-echo "first done: $?"
-wait
+# in a subshell: a job table holding these three jobs alone
+(
+	(sleep 1.2; exit 1) & (sleep 0.6; exit 2) & (sleep 0.1; exit 3) &
+	wait -n
+	echo "first done: $?"
+	wait
+)
 diff <(seq 1 5) <(seq 1 6) | tail -n 1
 chld=0
 trap 'chld=$((chld + 1))' CHLD
