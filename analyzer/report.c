@@ -158,9 +158,13 @@ void ka_report_footer(FILE *out, const struct ka_model *m, const char *prefix)
 	size_t exited;
 
 	ka_model_pending(m, &readers, &writers, fds, &exited);
+	/* kbpf-trace -p: tracing ended while the process went on running */
+	size_t detached = 0;
+	for (size_t i = 0; i < m->n_streams; i++)
+		detached += m->streams[i].have_exit && m->streams[i].exit_detached;
 	fprintf(out, "%sPending pipe readers: %" PRIu64 ", writers: %" PRIu64 "\n",
 		prefix, readers, writers);
-	if (exited)
+	if (exited && !detached)
 		fprintf(out, "%sOpen at exit: pipe %" PRIu64 ", socket %" PRIu64
 			", file %" PRIu64 ", other %" PRIu64
 			" (%zu of %zu streams exited)\n", prefix,
@@ -168,6 +172,16 @@ void ka_report_footer(FILE *out, const struct ka_model *m, const char *prefix)
 			fds[KP_KIND_ROW(KP_KIND_SOCKET)],
 			fds[KP_KIND_ROW(KP_KIND_FILE)],
 			fds[KP_KIND_ROW(KP_KIND_OTHER)], exited, m->n_streams);
+	else if (exited)
+		fprintf(out, "%sOpen at exit or at the end of tracing: pipe %" PRIu64
+			", socket %" PRIu64 ", file %" PRIu64 ", other %" PRIu64
+			" (%zu of %zu streams ended: %zu exited, %zu still running when "
+			"tracing ended)\n", prefix,
+			fds[KP_KIND_ROW(KP_KIND_PIPE)],
+			fds[KP_KIND_ROW(KP_KIND_SOCKET)],
+			fds[KP_KIND_ROW(KP_KIND_FILE)],
+			fds[KP_KIND_ROW(KP_KIND_OTHER)], exited, m->n_streams,
+			exited - detached, detached);
 	if (m->drops) {
 		fprintf(out, "%sDropped: %" PRIu64 " records, %" PRIu64 " events",
 			prefix, m->drop_records, m->drop_events);

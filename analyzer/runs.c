@@ -6,7 +6,8 @@
  * producer's coverage line would stand over the other's numbers, so
  * kanalyze says which runs and producers it merged. A run is a tree of
  * streams: its root started (or was attached to) with no parent among
- * the streams of its producer.
+ * the streams of its producer; the roots one producer attached to are one
+ * run (kbpf-trace -p A,B, the only producer that attaches).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -79,10 +80,17 @@ void ka_runs_count(const struct ka_model *m, struct ka_runs *r)
 			r->streams[k]++;
 		if (!is_root(m, s))
 			continue;
-		/* the same process traced by two producers is one run */
+		/* the same process traced by two producers is one run, and so
+		 * are the processes one tracer attached to (kbpf-trace -p A,B) */
+		bool attach = !strcmp(s->origin, "attach");
 		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = m->streams[j].pid == s->pid && is_root(m, &m->streams[j]);
+		for (size_t j = 0; j < i && !seen; j++) {
+			const struct ka_stream *o = &m->streams[j];
+			seen = is_root(m, o) &&
+			       (o->pid == s->pid ||
+				(attach && !strcmp(o->origin, "attach") &&
+				 !strcmp(producer_of(o), producer_of(s))));
+		}
 		if (seen)
 			continue;
 		if (r->roots < KA_RUNS_SHOWN)

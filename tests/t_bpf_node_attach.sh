@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # `kbpf-trace -p` on a Node process that is already running: its syscalls
 # appear, it keeps running undisturbed while and after kbpf-trace runs,
-# and it later exits normally on its own.
+# and it later exits normally on its own. Two processes of one -p run are
+# one run, and the footer says they were still running.
 . "$KPROF_ROOT/tests/bpf_lib.sh"
 need_bpf
 command -v node >/dev/null || skip "node not installed"
@@ -46,3 +47,16 @@ expect_eq "exit status unknown (still running)" -1 "$(jq '.processes[0].exit_sta
 jq -e '.processes[0].fds_at_exit | .file + .pipe + .socket + .other > 3' <<<"$json" >/dev/null ||
 	fail "no descriptors seen at detach"
 echo "ok: descriptors at detach $(jq -c '.processes[0].fds_at_exit' <<<"$json")"
+
+# Two processes of one `-p A,B`: one run (no "merged runs" warning), and
+# the footer says they were still running, not that they exited.
+sleep 30 & s1=$!
+sleep 30 & s2=$!
+"$KBPF" -p "$s1,$s2" --duration=1 -o two || fail "kbpf-trace -p A,B failed: $?"
+out=$("$KANALYZE" two 2>&1)
+kill "$s1" "$s2"
+if grep -q "runs (" <<<"$out"; then fail "one -p run reported as several: $(grep runs <<<"$out")"; fi
+echo "ok: one run for -p $s1,$s2"
+grep -q "(2 of 2 streams ended: 0 exited, 2 still running when tracing ended)" <<<"$out" ||
+	fail "footer: $(grep 'Open at' <<<"$out")"
+echo "ok: footer says still running"
