@@ -161,6 +161,7 @@ struct compare_state {
 	int too_noisy;		/* thresholds above --max-threshold, or too few
 				 * values for the test to reach --alpha */
 	int noise_ignored;	/* noise entries for other settings */
+	int noise_used;		/* metrics that had a calibrated noise */
 };
 
 /* The calibrated noise of key, when the entry was measured with settings. */
@@ -174,6 +175,7 @@ static double calibrated_noise(struct compare_state *st, const char *key, json_t
 		st->noise_ignored++;
 		return 0;
 	}
+	st->noise_used++;
 	return json_number_value(json_object_get(entry, "noise"));
 }
 
@@ -386,9 +388,13 @@ int compare_results(const struct options *opts, const struct locations *loc,
 	       "change beyond even that threshold is told); one with too few values\n"
 	       "for any p <= alpha (3 against 3, say) cannot be gated.\n",
 	       SIGNIFICANT_MARK, opts->alpha, opts->threshold * 100, opts->max_threshold * 100);
-	if (st.noise)
-		printf("Calibrated noise from %s%s.\n", noise_file,
+	if (st.noise && st.noise_used)
+		printf("Calibrated noise from %s for %d metric%s%s.\n", noise_file, st.noise_used,
+		       st.noise_used == 1 ? "" : "s",
 		       st.noise_ignored ? " (entries for other suite settings ignored)" : "");
+	else if (st.noise)
+		printf("No calibrated noise applies: %s has no entries for these metrics%s.\n",
+		       noise_file, st.noise_ignored ? " with these suite settings" : "");
 	else if (!noise)
 		printf("No calibrated noise (krunner calibrate).\n");
 	printf("\n%d regression%s.\n", st.regressions, st.regressions == 1 ? "" : "s");

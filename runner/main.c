@@ -208,6 +208,26 @@ static int write_side(struct run *run, const char *side, char *path, size_t len)
 	return err;
 }
 
+/*
+ * One stamp for both sides, <stamp>-<suites>-A.json and -B.json, whatever
+ * second each was prepared in; with --profile, a trace directory each.
+ */
+static int share_stamp(struct run *a, struct run *b)
+{
+	memcpy(b->stamp, a->stamp, sizeof(b->stamp));
+	memcpy(b->base_name, a->base_name, sizeof(b->base_name));
+	struct run *side[2] = { a, b };
+	for (int i = 0; i < 2; i++) {
+		if (!side[i]->trace_root[0])
+			continue;
+		if (snprintf(side[i]->trace_root, sizeof(side[i]->trace_root), "%s/%s-%c.traces",
+			     side[i]->loc->out_dir, side[i]->base_name,
+			     "AB"[i]) >= (int)sizeof(side[i]->trace_root))
+			return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
 /* krunner ab: A and B interleaved in one run, both results, compared. */
 static int ab_command(const struct options *opts, const struct locations *loc, int *exit_code)
 {
@@ -220,6 +240,8 @@ static int ab_command(const struct options *opts, const struct locations *loc, i
 	int err = run_prepare(&a, opts, loc);
 	if (!err)
 		err = run_prepare(&b, &b_opts, loc);
+	if (!err)
+		err = share_stamp(&a, &b);
 	if (!err)
 		err = execute(loc, &a, &b, exit_code);
 	if (err)

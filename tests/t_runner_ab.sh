@@ -24,6 +24,7 @@ export ORDER_LOG=$PWD/order.log
 expect_eq "round order" "A B A B B A A B B A" "$(tr '\n' ' ' <order.log | sed 's/ $//')"
 a=$(echo order/*-erlang-ring-A.json) b=$(echo order/*-erlang-ring-B.json)
 [ -f "$a" ] && [ -f "$b" ] || fail "no -A and -B result files: $(ls order)"
+expect_eq "one stamp for both sides" "${a%-A.json}" "${b%-B.json}"
 expect_eq "A's values" 4 "$(jq '.suites[0].metrics.total_ms.n' "$a")"
 expect_eq "B's values" 4 "$(jq '.suites[0].metrics.total_ms.n' "$b")"
 expect_eq "B's launcher in its result" "env SIDE=B $PWD/side.sh" "$(jq -r '.options.launcher' "$b")"
