@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The unprivileged mode's trampolines run (preload/rewrite/tramp.c): three
+ * The unprivileged mode's trampolines run (preload/rewrite/tramp.c): four
  * functions of known bytes are patched with a jmp to a trampoline whose
  * entry is a stand-in for kp_rw_entry (it counts the call, notes its
- * number and return address, and makes it), then called. Each must
- * return what getpid() returns (39 is its number), through the entry exactly once, with the
- * original site's address where the hook will look for it:
+ * number and return address, and makes it), then called. Each must return
+ * what getpid() returns (39 is its number; rip_after adds 1000), through
+ * the entry exactly once, with the original site's address where the hook
+ * will look for it. The trampolines' page is placed by kp_rw_tramp_area
+ * (within rel32 of the functions; written, then made read-execute), and a
+ * 1 MiB area is placed within reach of libc's getpid:
  *   wrapper   mov $39,%eax ; syscall ; ret          (window 7: mov + syscall)
  *   rip       mov 39 from memory(%rip),%eax ; syscall ; ret
  *             (window 8: its disp32 moved for the trampoline's address)
@@ -13,8 +16,8 @@
  *             (window syscall + cmp: 6, relocated after the call)
  *   rip_after mov $39,%eax ; syscall ; add 1000 from memory(%rip),%eax ; ret
  *             (window 8, a disp32 after the call: returns getpid() + 1000)
- * Prints "ok NAME" per function; exit 0 when all pass, 1 naming the first
- * that does not.
+ * Prints "ok NAME" per function and "ok area"; exit 0 when all pass, 1
+ * naming the first that does not.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -52,8 +55,18 @@ struct fn {
 	long plus;		/* what the function adds to getpid()'s value */
 };
 
+static long test_sys(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	long r = syscall(nr, a1, a2, a3, a4, a5, a6);
+	return r == -1 ? -errno : r;
+}
+
 static int run(const struct fn *f, uint8_t *code_page, uint8_t *tramp_page)
 {
+	if (mprotect(tramp_page, 4096, PROT_READ | PROT_WRITE)) {
+		perror("mprotect");
+		return 1;
+	}
 	uint8_t *fn = code_page;
 	memcpy(fn, f->bytes, f->size);
 	if (f->data_disp_at) {
@@ -78,6 +91,11 @@ static int run(const struct fn *f, uint8_t *code_page, uint8_t *tramp_page)
 		return 1;
 	}
 	memcpy((void *)(uintptr_t)p.start, jump, p.len);
+	/* written, then executable and no longer writable (W^X) */
+	if (mprotect(tramp_page, 4096, PROT_READ | PROT_EXEC)) {
+		perror("mprotect");
+		return 1;
+	}
 	__builtin___clear_cache((char *)code_page, (char *)code_page + 4096);
 	entry_calls = entry_nr = entry_ret = 0;
 	long got = ((long (*)(void))(uintptr_t)fn)();
@@ -113,16 +131,32 @@ int main(void)
 		{ "rip_after", { 0xb8, 0x27, 0, 0, 0, 0x0f, 0x05, 0x03, 0x05, 0, 0, 0, 0, 0xc3 }, 14,
 		  { .start = 5, .len = 8, .sys_off = 0, .n_rip = 1, .rip = { 4 } }, 9, 13, 1000, 1000 },
 	};
-	/* two neighbouring pages, both writable and executable for the test */
-	uint8_t *pages = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (pages == MAP_FAILED) {
+	/* the functions' page (writable and executable for the test), the
+	 * trampolines' page placed within reach of it by kp_rw_tramp_area */
+	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (code == MAP_FAILED) {
 		perror("mmap");
 		return 1;
 	}
+	long tramp = kp_rw_tramp_area(test_sys, (uint64_t)(uintptr_t)code,
+				      (uint64_t)(uintptr_t)code + 4096, 4096);
+	if (tramp < 0) {
+		printf("no trampoline area near %p: %s\n", (void *)code, strerror((int)-tramp));
+		return 1;
+	}
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
-		if (run(&fns[i], pages, pages + 4096))
+		if (run(&fns[i], code, (uint8_t *)tramp))
 			return 1;
+	/* and near libc's code, where the shim will need one */
+	uint64_t g = (uint64_t)(uintptr_t)getpid;
+	long near = kp_rw_tramp_area(test_sys, g, g + 1, 1 << 20);
+	int64_t dist = near < 0 ? 0 : (int64_t)((uint64_t)near - g);
+	if (near < 0 || dist <= -(1ll << 31) || dist + (1 << 20) >= (1ll << 31)) {
+		printf("area near libc: %s\n", near < 0 ? strerror((int)-near) : "out of reach");
+		return 1;
+	}
+	printf("ok area: 1 MiB at %+lld MiB from libc's getpid\n", (long long)(dist >> 20));
 	return 0;
 #endif
 }

@@ -254,6 +254,15 @@ int kp_rw_tramp_write(uint8_t *buf, uint64_t at, const uint8_t *code,
 /* The window's new bytes (len of them): jmp rel32 to the trampoline at
  * `at`, int3 after it. -ERANGE when at is out of reach, else 0. */
 int kp_rw_tramp_jump(uint8_t *out, const struct kp_rw_plan *p, uint64_t at);
+/*
+ * Maps size bytes (a multiple of the page size, read-write) where a jmp
+ * rel32 from anywhere in the code [lo, hi) reaches all of them, and back:
+ * the address, or -ENOMEM when no such place is free. sys makes the
+ * syscall (-errno on failure): the shim's raw syscalls, or a test's.
+ */
+long kp_rw_tramp_area(long (*sys)(long nr, long a1, long a2, long a3, long a4,
+				  long a5, long a6),
+		      uint64_t lo, uint64_t hi, uint64_t size);
 
 #endif /* __ASSEMBLER__ */
 #endif

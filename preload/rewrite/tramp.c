@@ -14,11 +14,13 @@
  * r11 and rcx may be clobbered: the syscall instruction clobbers them.
  * The entry receives what kp_rw_entry receives from `call *%rax`: the
  * number in rax, the arguments in their registers, its return address
- * on the stack. Pure byte writing, no syscall: it runs where the caller
- * wants (the shim, or a test).
+ * on the stack. The writers make no syscall, and the area's mmap goes
+ * through the caller's function: the file runs in the shim and in a test.
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "rewrite.h"
 
@@ -106,4 +108,42 @@ int kp_rw_tramp_jump(uint8_t *out, const struct kp_rw_plan *p, uint64_t at)
 	put32(out + 1, (int32_t)rel);
 	memset(out + 5, 0xcc, p->len - 5u);
 	return 0;
+}
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+/* Whether every byte of [a, a + size) is within rel32 of all of [lo, hi). */
+static bool reaches(uint64_t lo, uint64_t hi, uint64_t a, uint64_t size)
+{
+	const uint64_t span = (1ull << 31) - 4096;
+	uint64_t far_lo = a < lo ? a : lo, far_hi = a + size > hi ? a + size : hi;
+	return far_hi - far_lo < span;
+}
+
+long kp_rw_tramp_area(long (*sys)(long nr, long a1, long a2, long a3, long a4,
+				  long a5, long a6),
+		      uint64_t lo, uint64_t hi, uint64_t size)
+{
+	/* below the code first (mmap's free space grows down), then above;
+	 * 1 MiB steps near it, then 64 MiB steps */
+	for (unsigned k = 1; k <= 128; k++) {
+		uint64_t step = k <= 64 ? (uint64_t)k << 20 : (uint64_t)(k - 63) << 26;
+		uint64_t cand[2] = { (lo & ~4095ull) - size - step, ((hi + 4095) & ~4095ull) + step };
+		for (int side = 0; side < 2; side++) {
+			uint64_t a = cand[side];
+			if (a < 65536 || a > (1ull << 47) - size || !reaches(lo, hi, a, size))
+				continue;
+			long r = sys(SYS_mmap, (long)a, (long)size, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (r < 0)
+				continue;
+			/* a kernel without MAP_FIXED_NOREPLACE takes it as a hint */
+			if (reaches(lo, hi, (uint64_t)r, size))
+				return r;
+			sys(SYS_munmap, r, (long)size, 0, 0, 0, 0);
+		}
+	}
+	return -ENOMEM;
 }
