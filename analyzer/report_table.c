@@ -337,6 +337,9 @@ static void print_hook_coverage(FILE *out, const struct ka_model *m)
 				 runs.streams[k]);
 	if (strcmp(mode, "rewrite") == 0)
 		fprintf(out, "%s: complete after start-up\n", label);
+	else if (strcmp(mode, "patch") == 0)
+		fprintf(out, "%s: complete after start-up for the loaded files' code "
+			     "(patch mode: not code made at run time)\n", label);
 	else if (strcmp(mode, "symbols") == 0)
 		print_symbols_note(out, m, label);
 	else

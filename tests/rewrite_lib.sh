@@ -4,22 +4,30 @@
 # for "every call after the shim's start-up is seen".
 . "$KPROF_ROOT/tests/bpf_lib.sh"
 
+# The hook mode under test: rewrite, or patch when t_patch_mode.sh runs
+# these tests again (KPROF_TEST_HOOK=patch).
+REWRITE_HOOK=${KPROF_TEST_HOOK:-rewrite}
+# What a test that checks the default mode (rewrite, as root) adds to the
+# command's environment: nothing, or KPROF_HOOK=patch.
+HOOK_ENV=()
+if [ -n "${KPROF_TEST_HOOK:-}" ]; then HOOK_ENV=(KPROF_HOOK="$KPROF_TEST_HOOK"); fi
+
 # rewrite_possible: whether the shim runs in rewrite mode here.
 rewrite_possible() {
 	[ "$(uname -m)" = x86_64 ] || return 1
 	local d mode
 	d=$(mktemp -d)
-	KPROF_HOOK=rewrite LD_PRELOAD=$SHIM KPROF_OUT=$d /bin/true
+	KPROF_HOOK=$REWRITE_HOOK LD_PRELOAD=$SHIM KPROF_OUT=$d /bin/true
 	mode=$("$KANALYZE" --format=json "$d" | jq -r .hook_mode)
 	rm -rf "$d"
-	[ "$mode" = rewrite ]
+	[ "$mode" = "$REWRITE_HOOK" ]
 }
 
 # need_rewrite: skip (77) unless the shim runs in rewrite mode here.
 need_rewrite() {
-	[ "$(uname -m)" = x86_64 ] || skip "rewrite mode is x86_64 only"
+	[ "$(uname -m)" = x86_64 ] || skip "$REWRITE_HOOK mode is x86_64 only"
 	rewrite_possible ||
-		skip "rewrite mode unavailable here: the lowest page needs CAP_SYS_RAWIO or vm.mmap_min_addr=0"
+		skip "$REWRITE_HOOK mode unavailable here (rewrite: the lowest page needs CAP_SYS_RAWIO or vm.mmap_min_addr=0)"
 }
 
 # both DIR CMD...: CMD under kbpf-trace --events and the shim in rewrite
@@ -30,7 +38,7 @@ both() {
 	shift
 	mkdir -p "$dir"
 	both_rc=0
-	"$KBPF" --events -o "$dir/bpf" -- env KPROF_HOOK=rewrite LD_PRELOAD="$SHIM" \
+	"$KBPF" --events -o "$dir/bpf" -- env KPROF_HOOK="$REWRITE_HOOK" LD_PRELOAD="$SHIM" \
 		KPROF_OUT="$dir/shim" "$@" > "$dir/out.txt" || both_rc=$?
 }
 

@@ -19,7 +19,7 @@ exact_coverage run
 
 # the same with flushes every millisecond, and 4,000 threads coming and
 # going (joined and detached): every thread's block written once, none lost
-LD_PRELOAD=$SHIM KPROF_HOOK=rewrite KPROF_OUT=$PWD/churn KPROF_INTERVAL_MS=1 \
+LD_PRELOAD=$SHIM KPROF_HOOK=$REWRITE_HOOK KPROF_OUT=$PWD/churn KPROF_INTERVAL_MS=1 \
 	"$BUILD/tests/thread_churn" 250 | tee churn.txt
 rc=0; json=$(profile_json churn) || rc=$?
 expect_eq "churn: kanalyze status" 0 "$rc"

@@ -18,7 +18,7 @@ expect_eq "getppid seen by the shim" 1500 "$(jq '.syscalls[] | select(.name == "
 expect_eq "getppid seen by the kernel" 1500 "$(jq '.syscalls[] | select(.name == "getppid") | .count_b' <<<"$json")"
 exact_coverage mix
 
-KPROF_HOOK=rewrite LD_PRELOAD=$SHIM KPROF_OUT=$PWD/sites "$BUILD/tests/sites_calls" 100 > /dev/null
+KPROF_HOOK=$REWRITE_HOOK LD_PRELOAD=$SHIM KPROF_OUT=$PWD/sites "$BUILD/tests/sites_calls" 100 > /dev/null
 "$KANALYZE" --sites --format=json sites > sites.json
 site() { jq -r --arg n "$1" --arg s "$2" '[.syscalls[] | select(.name == $n) | .sites[] | select(.site == $s) | .count] | add // 0' sites.json; }
 expect_eq "reads at reader_function" 100 "$(site read "reader_function (sites_calls)")"

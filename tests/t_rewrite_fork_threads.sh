@@ -6,6 +6,6 @@
 # set_robust_list in _Fork.
 . "$KPROF_ROOT/tests/rewrite_lib.sh"
 need_rewrite
-export KPROF_HOOK=rewrite
+export KPROF_HOOK=$REWRITE_HOOK
 child_calls="exit_group=1,getppid=5,set_robust_list=1"
 . "$KPROF_ROOT/tests/fork_threads_lib.sh"

@@ -16,7 +16,7 @@ C
 gcc -c hello.c -o plain.o
 mkdir -p run
 rc=0
-"$KBPF" --events -o "$PWD/run/bpf" -- env LD_PRELOAD="$SHIM" KPROF_OUT="$PWD/run/shim" \
+"$KBPF" --events -o "$PWD/run/bpf" -- env "${HOOK_ENV[@]}" LD_PRELOAD="$SHIM" KPROF_OUT="$PWD/run/shim" \
 	gcc -c hello.c -o traced.o || rc=$?
 expect_eq "exit status" 0 "$rc"
 cmp plain.o traced.o || fail "the object differs under the shim"
@@ -24,7 +24,7 @@ echo "ok: same object"
 json=$(profile_json run/shim)
 expect_eq "images (gcc, cc1, as)" "as cc1 gcc" \
 	"$(jq -r '[.processes[] | .exe | split("/") | last | sub("x86_64-linux-gnu-"; "") | sub("-12$"; "")] | sort | join(" ")' <<<"$json")"
-expect_eq "hook mode" rewrite "$(jq -r .hook_mode <<<"$json")"
+expect_eq "hook mode" "$REWRITE_HOOK" "$(jq -r .hook_mode <<<"$json")"
 expect_eq "vfork (the driver's two children)" 2 "$(syscall_field "$json" vfork count)"
 "$KANALYZE" --coverage --after-start run/shim run/bpf | tail -3
 exact_coverage run

@@ -13,11 +13,11 @@ need_rewrite
 command -v node >/dev/null || skip "node missing (Debian package nodejs)"
 mkdir -p atomics
 rc=0
-"$KBPF" --events -o "$PWD/atomics/bpf" -- env LD_PRELOAD="$SHIM" KPROF_OUT="$PWD/atomics/shim" \
+"$KBPF" --events -o "$PWD/atomics/bpf" -- env "${HOOK_ENV[@]}" LD_PRELOAD="$SHIM" KPROF_OUT="$PWD/atomics/shim" \
 	node "$KPROF_ROOT/programs/node/atomics.js" 500 > atomics/out.txt || rc=$?
 expect_eq "exit status" 0 "$rc"
 expect_eq "output" "rounds=500" "$(cat atomics/out.txt)"
-expect_eq "hook mode" rewrite "$("$KANALYZE" --format=json atomics/shim | jq -r .hook_mode)"
+expect_eq "hook mode" "$REWRITE_HOOK" "$("$KANALYZE" --format=json atomics/shim | jq -r .hook_mode)"
 "$KANALYZE" --coverage --after-start atomics/shim atomics/bpf | tee coverage.txt
 json=$("$KANALYZE" --coverage --after-start --format=json atomics/shim atomics/bpf)
 futex=$(jq '.syscalls[] | select(.name == "futex") | .count_b' <<<"$json")

@@ -22,7 +22,7 @@ exact_coverage run
 
 # syscall(SYS_vfork) through libc's syscall(): the shim's syscall() hook
 # must not leave a frame on the stack the child shares (in both modes)
-for mode in rewrite symbols; do
+for mode in "$REWRITE_HOOK" symbols; do
 	rc=0
 	KPROF_HOOK=$mode LD_PRELOAD=$SHIM KPROF_OUT=$PWD/sv-$mode \
 		"$BUILD/tests/rewrite_cases" syscall_vfork 30 > sv-$mode.txt || rc=$?

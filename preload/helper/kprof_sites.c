@@ -228,6 +228,28 @@ static uint64_t fde_length(const struct file *f, uint64_t fde_addr)
 	return enc_read(fde + 8 + n, fenc & 0x0f);
 }
 
+/*
+ * Whether the FDE at fde_addr describes a signal frame (augmentation 'S'):
+ * such an FDE starts one byte before the code by convention (glibc's
+ * __restore_rt), so that an unwinder's pc - 1 still falls inside it.
+ */
+static bool fde_signal_frame(const struct file *f, uint64_t fde_addr)
+{
+	if (!f->eh || fde_addr < f->eh_addr || fde_addr + 8 > f->eh_addr + f->eh_size)
+		return false;
+	const uint8_t *fde = f->eh + (fde_addr - f->eh_addr);
+	const uint8_t *end = f->eh + f->eh_size;
+	uint32_t cie_off;
+	memcpy(&cie_off, fde + 4, 4);
+	if (cie_off > (uint64_t)(fde + 4 - f->eh))
+		return false;
+	const uint8_t *cie = fde + 4 - cie_off;
+	if (cie + 9 >= end)
+		return false;
+	const char *aug = (const char *)cie + 9;
+	return memchr(aug, 'S', strnlen(aug, (size_t)(end - (const uint8_t *)aug))) != NULL;
+}
+
 /* The function around addr: [start, start + len), from the table. */
 static bool function_at(const struct file *f, uint64_t addr, uint64_t *start,
 			uint64_t *len)
@@ -245,6 +267,20 @@ static bool function_at(const struct file *f, uint64_t addr, uint64_t *start,
 	*start = f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * (lo - 1));
 	*len = fde_length(f, f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * (lo - 1) + 4));
 	return true;
+}
+
+/* The FDE's address for the function function_at() finds, 0: none. */
+static uint64_t fde_at(const struct file *f, uint64_t addr)
+{
+	uint64_t lo = 0, hi = f->n_fde;
+	while (lo < hi) {
+		uint64_t mid = (lo + hi) / 2;
+		if (f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * mid) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * (lo - 1) + 4) : 0;
 }
 
 /* ---- the red zone ---- */
@@ -578,6 +614,43 @@ static void plan_say(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * The code around site x whose branches are checked: its function from
+ * the unwind tables, or, for code they do not describe (hand-written
+ * assembly), the gap between the functions before and after it (or the
+ * section's ends).
+ */
+static bool plan_bounds(const struct file *f, uint64_t sec_addr, size_t sec_size, uint64_t x,
+			uint64_t *start, uint64_t *len)
+{
+	uint64_t lo = sec_addr, hi = sec_addr + sec_size, fs, fl;
+	if (f->table && function_at(f, x, &fs, &fl)) {
+		if (x < fs + fl) {
+			/* a signal frame's FDE starts a byte early: decode from the code */
+			lo = fs + (fde_signal_frame(f, fde_at(f, x)) ? 1 : 0);
+			hi = fs + fl;
+		} else {
+			lo = fs + fl;
+		}
+	}
+	/* the next function's start bounds a gap */
+	if (f->table && lo != hi && !(f->table && function_at(f, x, &fs, &fl) && x < fs + fl)) {
+		for (uint64_t k = 0; k < f->n_fde; k++) {
+			uint64_t st = f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * k);
+			if (st > x) {
+				if (st < hi)
+					hi = st;
+				break;
+			}
+		}
+	}
+	if (lo < sec_addr || hi > sec_addr + sec_size || x < lo || x + 2 > hi || hi - lo > (1u << 20))
+		return false;
+	*start = lo;
+	*len = hi - lo;
+	return true;
+}
+
 /* One line per site of the section: its window, or why it has none. */
 static void plan_sites(const struct file *f, const uint8_t *data, uint64_t sec_addr,
 		       size_t sec_size, const struct list *sites, uint64_t sec_off,
@@ -588,8 +661,7 @@ static void plan_sites(const struct file *f, const uint8_t *data, uint64_t sec_a
 		if (off < sec_off || off >= sec_off + sec_size)
 			continue;
 		uint64_t x = sec_addr + (off - sec_off), start, len;
-		if (!f->table || !function_at(f, x, &start, &len) || x >= start + len ||
-		    start < sec_addr || start + len > sec_addr + sec_size) {
+		if (!plan_bounds(f, sec_addr, sec_size, x, &start, &len)) {
 			plan_say("0x%llx nopatch no function bounds\n", (unsigned long long)x);
 			continue;
 		}

@@ -98,7 +98,12 @@ static inline __attribute__((always_inline)) bool may_start(struct kp_call *c, u
 static inline __attribute__((always_inline)) uint64_t site_of(const struct kp_rw_frame *f)
 {
 	uint64_t site = kp_caller_site;
-	return site ? site : f->ret_addr;
+	if (site)
+		return site;
+	/* a trampoline's call: the original site is stored before it */
+	if (unlikely(kp_rw_jmp))
+		return *(const uint64_t *)(uintptr_t)(f->ret_addr - KP_RW_TRAMP_SITE_BACK) + 2;
+	return f->ret_addr;
 }
 
 /* The start of a call that f made, with its site. */

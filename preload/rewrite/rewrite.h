@@ -189,6 +189,7 @@ void kp_rw_patch_revert_all(void);
 /* scan.c */
 struct kp_rw_scan_stats {
 	uint64_t regions, sites, skipped_red_zone, heuristic_sites, helper_runs;
+	uint64_t unplanned; /* KPROF_HOOK=patch: sites without a window */
 };
 extern struct kp_rw_scan_stats kp_rw_stats;
 /* self_path: this library's file (the helper kprof-sites is next to it). */
@@ -201,8 +202,19 @@ int kp_rw_scan_init(const char *self_path);
 int kp_rw_scan_region(uint64_t start, uint64_t end, uint64_t offset,
 		      const char *path, int prot, struct kp_rw_list *out);
 
+/*
+ * The unprivileged mode's plans for [start, end) of path (scan.c): per
+ * site with a window, its window's address, the site's address and the
+ * packed rest of its plan (kprof-sites --plan-bin). 0 or -errno.
+ */
+int kp_rw_plan_region(uint64_t start, uint64_t end, uint64_t offset,
+		      const char *path, int prot, struct kp_rw_list *out);
+
 /* setup.c */
 extern bool kp_rw_active;
+/* KPROF_HOOK=patch: every site leads to a trampoline (tramp.c), whose
+ * original site is stored before the entry's return address. */
+extern bool kp_rw_jmp;
 /* Sites are being rewritten at start-up (kp_rw_active comes after). */
 extern bool kp_rw_patching;
 extern uint64_t kp_rw_text_start, kp_rw_text_end; /* libkprof.so's own code */

@@ -243,7 +243,7 @@ static long pread_fd(void *ctx, void *buf, size_t count, uint64_t offset)
  * with every signal blocked (none of the program's handlers may run in
  * it) and no termination signal.
  */
-static int run_helper(const char *path, struct kp_rw_list *out, uint64_t *skipped)
+static int run_helper(const char *path, bool plan, struct kp_rw_list *out, uint64_t *skipped)
 {
 	if (!helper_path[0])
 		return -ENOENT;
@@ -265,7 +265,8 @@ static int run_helper(const char *path, struct kp_rw_list *out, uint64_t *skippe
 		kp_raw(SYS_close_range, 3, ~0U, 0);
 		uint64_t none = 0;
 		kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(none));
-		char *argv[] = { helper_path, (char *)path, NULL };
+		char *argv[] = { helper_path, plan ? (char *)"--plan-bin" : (char *)path,
+				 plan ? (char *)path : NULL, NULL };
 		char *envp[] = { NULL };
 		kp_raw(SYS_execve, helper_path, argv, envp);
 		kp_raw(SYS_exit_group, 127);
@@ -277,7 +278,8 @@ static int run_helper(const char *path, struct kp_rw_list *out, uint64_t *skippe
 		return (int)pid;
 	}
 	kp_rw_stats.helper_runs++;
-	/* "KPRFSITS", count, left out, offsets */
+	/* "KPRFSITS", count, left out, offsets; or "KPRFPLN1", count, sites
+	 * without a window, count records of 3 uint64 (kprof-sites --plan-bin) */
 	uint64_t head[3], chunk[512];
 	size_t have = 0, want = sizeof(head);
 	uint64_t got = 0;
@@ -292,7 +294,8 @@ static int run_helper(const char *path, struct kp_rw_list *out, uint64_t *skippe
 			break;
 		have += (size_t)n;
 		if (got == 0 && have == sizeof(head) && head[0] != 0) {
-			ok = memcmp(head, "KPRFSITS", 8) == 0 && head[1] < (1u << 22);
+			ok = memcmp(head, plan ? "KPRFPLN1" : "KPRFSITS", 8) == 0 &&
+			     head[1] < (1u << 20);
 			got = 1;
 			have = 0;
 			continue;
@@ -311,7 +314,8 @@ static int run_helper(const char *path, struct kp_rw_list *out, uint64_t *skippe
 	do
 		w = kp_raw(SYS_wait4, pid, &status, __WALL, NULL);
 	while (w == -EINTR);
-	if (!ok || !got || have || w != pid || status != 0 || out->n != head[1]) {
+	if (!ok || !got || have || w != pid || status != 0 ||
+	    out->n != head[1] * (plan ? 3 : 1)) {
 		out->n = 0;
 		return -EIO;
 	}
@@ -483,7 +487,7 @@ int kp_rw_scan_region(uint64_t start, uint64_t end, uint64_t offset,
 	uint64_t skipped = 0;
 	int err = 0;
 	if (!cache_read(key, (uint64_t)st.st_size, &offsets, &skipped)) {
-		err = run_helper(path, &offsets, &skipped);
+		err = run_helper(path, false, &offsets, &skipped);
 		if (!err)
 			cache_write(key, (uint64_t)st.st_size, &offsets, skipped);
 	}
@@ -505,5 +509,58 @@ int kp_rw_scan_region(uint64_t start, uint64_t end, uint64_t offset,
 		kp_rw_stats.sites++;
 	}
 	kp_rw_list_free(&offsets);
+	return err;
+}
+
+/*
+ * The unprivileged mode's plans for [start, end) (file offset offset of
+ * path): per site that has a window, 3 values into out: the window's
+ * address, the site's address, and the rest of its plan packed (len,
+ * sys_off, n_rip, rip[4], as kprof-sites --plan-bin gives them). Only ELF
+ * files; a window not wholly in the region, or whose syscall is not in
+ * memory as the file has it (patched already), is left out.
+ */
+int kp_rw_plan_region(uint64_t start, uint64_t end, uint64_t offset,
+		      const char *path, int prot, struct kp_rw_list *out)
+{
+	if (!(prot & PROT_READ) || !path)
+		return 0;
+	long fd = kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || !elf_file(fd, &st)) {
+		if (fd >= 0)
+			kp_raw(SYS_close, fd);
+		return 0;
+	}
+	char key[96 + 8];
+	file_key(fd, &st, key, 96);
+	kp_raw(SYS_close, fd);
+	strcat(key, ".plan3"); /* bumped when the planner changes */
+	struct kp_rw_list recs = { 0 };
+	uint64_t without = 0;
+	int err = 0;
+	if (!cache_read(key, (uint64_t)st.st_size, &recs, &without)) {
+		err = run_helper(path, true, &recs, &without);
+		if (!err)
+			cache_write(key, (uint64_t)st.st_size, &recs, without);
+	}
+	kp_rw_stats.unplanned += without;
+	for (size_t i = 0; !err && i + 3 <= recs.n; i += 3) {
+		uint64_t site_off = recs.v[i], win_off = recs.v[i + 1], rest = recs.v[i + 2];
+		unsigned len = rest & 0xff;
+		if (win_off < offset || win_off + len > offset + (end - start) ||
+		    site_off < win_off || site_off + 2 > win_off + len)
+			continue;
+		uint64_t w = start + win_off - offset, x = start + site_off - offset;
+		const uint8_t *b = (const uint8_t *)(uintptr_t)x;
+		if (b[0] != 0x0f || b[1] != 0x05)
+			continue;
+		err = kp_rw_list_add(out, w);
+		if (!err)
+			err = kp_rw_list_add(out, x);
+		if (!err)
+			err = kp_rw_list_add(out, rest);
+	}
+	kp_rw_list_free(&recs);
 	return err;
 }

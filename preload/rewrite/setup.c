@@ -24,7 +24,9 @@ long kp_rw_live_threads;
 bool kp_rw_patching;
 uint64_t kp_rw_text_start, kp_rw_text_end;
 
-enum { HOOK_AUTO, HOOK_REWRITE, HOOK_SYMBOLS };
+enum { HOOK_AUTO, HOOK_REWRITE, HOOK_SYMBOLS, HOOK_PATCH };
+
+bool kp_rw_jmp;
 
 static const char *symbols_why = "KPROF_HOOK=symbols";
 static char why_buf[160];
@@ -36,16 +38,21 @@ static const char cover_rewrite[] =
 	"shim's start-up on (not the dynamic loader's start-up before it, "
 	"not the vDSO)";
 static char cover_symbols[400];
+static const char cover_patch[] =
+	"every syscall instruction of the loaded files' code that a jump could "
+	"replace, from the end of the shim's start-up on (KPROF_HOOK=patch, "
+	"experimental: not code made at run time, not the dynamic loader's "
+	"start-up before it, not the vDSO)";
 
 static const char *mode_name(void)
 {
-	return kp_rw_active ? "rewrite" : "symbols";
+	return kp_rw_active ? (kp_rw_jmp ? "patch" : "rewrite") : "symbols";
 }
 
 static const char *coverage(void)
 {
 	if (kp_rw_active)
-		return cover_rewrite;
+		return kp_rw_jmp ? cover_patch : cover_rewrite;
 	if (!cover_symbols[0]) {
 		/* kanalyze's coverage note quotes the part in parentheses */
 		bool chosen = strcmp(symbols_why, "KPROF_HOOK=symbols") == 0;
@@ -273,12 +280,87 @@ static void patch_sites(struct kp_rw_list *l, uint64_t start, uint64_t end, int 
 	}
 }
 
+static long own_sys(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	return kp_own_syscall6(nr, a1, a2, a3, a4, a5, a6);
+}
+
+/*
+ * KPROF_HOOK=patch: the windows of [start, end) become jumps to
+ * trampolines in an area within reach (tramp.c). The trampolines are
+ * written and made executable, and their keys known to the hook, before
+ * the first jump is written. With other threads running, only windows
+ * that end with their syscall are patched (a thread blocked in it returns
+ * past the window).
+ */
+static void jmp_patch(const struct kp_maps_line *m, uint64_t start, uint64_t end,
+		      struct scan_ctx *c)
+{
+	struct kp_rw_list plans = { 0 };
+	int err = kp_rw_plan_region(start, end, m->offset + (start - m->start), m->path,
+				    m->prot, &plans);
+	size_t n = plans.n / 3;
+	if (err || !n) {
+		kp_rw_list_free(&plans);
+		return;
+	}
+	uint64_t size = (n * KP_RW_TRAMP_MAX + 4095) & ~4095ULL;
+	long area = kp_rw_tramp_area(own_sys, m->start, m->end, size);
+	if (area < 0) {
+		if (!c->err)
+			c->err = (int)area;
+		kp_rw_list_free(&plans);
+		return;
+	}
+	uint64_t entry = (uint64_t)(uintptr_t)kp_rw_entry;
+	size_t written = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w = plans.v[3 * i], rest = plans.v[3 * i + 2];
+		struct kp_rw_plan p = { .start = w, .len = rest & 0xff, .sys_off = (rest >> 8) & 0xff,
+					.n_rip = (rest >> 16) & 0xff };
+		for (int k = 0; k < 4; k++)
+			p.rip[k] = (rest >> (24 + 8 * k)) & 0xff;
+		uint64_t at = (uint64_t)area + i * KP_RW_TRAMP_MAX, key;
+		int len = kp_rw_tramp_write((uint8_t *)(uintptr_t)at, at, (const uint8_t *)(uintptr_t)w,
+					    &p, entry, &key);
+		if (len < 0 || (c->threads && p.sys_off + 2u != p.len) || kp_rw_site_add(key)) {
+			plans.v[3 * i] = 0; /* left as it is */
+			continue;
+		}
+		written++;
+	}
+	own_sys(SYS_mprotect, area, (long)size, PROT_READ | PROT_EXEC, 0, 0, 0);
+	uint64_t lo = start & ~4095ULL, hi = (end + 4095) & ~4095ULL;
+	if (written && own_sys(SYS_mprotect, (long)lo, (long)(hi - lo),
+			       m->prot | PROT_READ | PROT_WRITE, 0, 0, 0) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t w = plans.v[3 * i];
+			if (!w)
+				continue;
+			struct kp_rw_plan p = { .start = w, .len = plans.v[3 * i + 2] & 0xff };
+			uint8_t jump[64];
+			if (kp_rw_tramp_jump(jump, &p, (uint64_t)area + i * KP_RW_TRAMP_MAX))
+				continue;
+			memcpy((void *)(uintptr_t)w, jump, p.len);
+			c->done++;
+		}
+		own_sys(SYS_mprotect, (long)lo, (long)(hi - lo), m->prot, 0, 0, 0);
+	} else if (written && !c->err) {
+		c->err = -EPERM;
+	}
+	kp_rw_list_free(&plans);
+}
+
 static void scan_mapping(const struct kp_maps_line *m, struct scan_ctx *c)
 {
 	if (!(m->prot & PROT_EXEC) || m->start == 0 || m->special)
 		return;
 	if (m->start < kp_rw_text_end && m->end > kp_rw_text_start)
 		return; /* our own syscalls stay as they are */
+	if (kp_rw_jmp) {
+		jmp_patch(m, m->start > c->lo ? m->start : c->lo, m->end < c->hi ? m->end : c->hi, c);
+		return;
+	}
 	uint64_t start = m->start > c->lo ? m->start : c->lo;
 	uint64_t end = m->end < c->hi ? m->end : c->hi;
 	struct kp_rw_list sites = { 0 };
@@ -321,6 +403,8 @@ static int config(void)
 		const char *v = *e + 11;
 		if (strcmp(v, "rewrite") == 0)
 			return HOOK_REWRITE;
+		if (strcmp(v, "patch") == 0)
+			return HOOK_PATCH;
 		if (strcmp(v, "symbols") == 0)
 			return HOOK_SYMBOLS;
 		if (strcmp(v, "auto") != 0 && v[0])
@@ -344,6 +428,34 @@ static void start_mode(void)
 		return;
 	}
 	kp_rw_scan_init(self_path);
+	if (mode == HOOK_PATCH) {
+		/* no page at 0: jumps to trampolines (experimental) */
+		kp_rw_live_threads = thread_count();
+		struct scan_ctx c = { .lo = 0, .hi = UINT64_MAX, .threads = kp_rw_live_threads > 1 };
+		kp_rw_jmp = true;
+		__atomic_store_n(&kp_rw_patching, true, __ATOMIC_RELEASE);
+		scan_all(&c);
+		if (!c.done) {
+			__atomic_store_n(&kp_rw_patching, false, __ATOMIC_RELEASE);
+			kp_rw_jmp = false;
+			set_why("no syscall site could be patched with a jump",
+				c.err ? c.err : -ENOENT);
+			kp_debug(why_buf);
+			return;
+		}
+		kp_rw_active = true;
+		if (kp_config.debug) {
+			char msg[160];
+			snprintf(msg, sizeof(msg),
+				 "patch mode: %llu sites patched with a jump, %llu without a window, "
+				 "%llu helper runs",
+				 (unsigned long long)c.done,
+				 (unsigned long long)kp_rw_stats.unplanned,
+				 (unsigned long long)kp_rw_stats.helper_runs);
+			kp_debug(msg);
+		}
+		return;
+	}
 	int err = kp_rw_page_map();
 	if (err) {
 		set_why("cannot map the lowest page", err);
