@@ -100,9 +100,13 @@ static inline __attribute__((always_inline)) uint64_t site_of(const struct kp_rw
 	uint64_t site = kp_caller_site;
 	if (site)
 		return site;
-	/* a trampoline's call: the original site is stored before it */
-	if (unlikely(kp_rw_jmp))
-		return *(const uint64_t *)(uintptr_t)(f->ret_addr - KP_RW_TRAMP_SITE_BACK) + 2;
+	/* a trampoline's call: the original site is stored before it, at
+	 * any alignment (a plain load of a misaligned word is undefined) */
+	if (unlikely(kp_rw_jmp)) {
+		memcpy(&site, (const void *)(uintptr_t)(f->ret_addr - KP_RW_TRAMP_SITE_BACK),
+		       sizeof(site));
+		return site + 2;
+	}
 	return f->ret_addr;
 }
 
