@@ -250,37 +250,36 @@ static bool fde_signal_frame(const struct file *f, uint64_t fde_addr)
 	return memchr(aug, 'S', strnlen(aug, (size_t)(end - (const uint8_t *)aug))) != NULL;
 }
 
+/* Entry k of the table: its function's start, or (fde) its FDE. */
+static uint64_t table_addr(const struct file *f, uint64_t k, bool fde)
+{
+	return f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * k + (fde ? 4 : 0));
+}
+
+/* How many functions of the table start at or before addr. */
+static uint64_t functions_upto(const struct file *f, uint64_t addr)
+{
+	uint64_t lo = 0, hi = f->n_fde;
+	while (lo < hi) {
+		uint64_t mid = (lo + hi) / 2;
+		if (table_addr(f, mid, false) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The function around addr: [start, start + len), from the table. */
 static bool function_at(const struct file *f, uint64_t addr, uint64_t *start,
 			uint64_t *len)
 {
-	uint64_t lo = 0, hi = f->n_fde;
-	while (lo < hi) {
-		uint64_t mid = (lo + hi) / 2;
-		if (f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * mid) <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	uint64_t k = functions_upto(f, addr);
+	if (!k)
 		return false;
-	*start = f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * (lo - 1));
-	*len = fde_length(f, f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * (lo - 1) + 4));
+	*start = table_addr(f, k - 1, false);
+	*len = fde_length(f, table_addr(f, k - 1, true));
 	return true;
-}
-
-/* The FDE's address for the function function_at() finds, 0: none. */
-static uint64_t fde_at(const struct file *f, uint64_t addr)
-{
-	uint64_t lo = 0, hi = f->n_fde;
-	while (lo < hi) {
-		uint64_t mid = (lo + hi) / 2;
-		if (f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * mid) <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * (lo - 1) + 4) : 0;
 }
 
 /* ---- the red zone ---- */
@@ -623,27 +622,21 @@ static void plan_say(const char *fmt, ...)
 static bool plan_bounds(const struct file *f, uint64_t sec_addr, size_t sec_size, uint64_t x,
 			uint64_t *start, uint64_t *len)
 {
-	uint64_t lo = sec_addr, hi = sec_addr + sec_size, fs, fl;
-	if (f->table && function_at(f, x, &fs, &fl)) {
-		if (x < fs + fl) {
-			/* a signal frame's FDE starts a byte early: decode from the code */
-			lo = fs + (fde_signal_frame(f, fde_at(f, x)) ? 1 : 0);
+	uint64_t lo = sec_addr, hi = sec_addr + sec_size;
+	uint64_t k = f->table ? functions_upto(f, x) : 0;
+	bool inside = false;
+	if (k) {
+		uint64_t fs = table_addr(f, k - 1, false), fde = table_addr(f, k - 1, true);
+		uint64_t fl = fde_length(f, fde);
+		inside = x < fs + fl;
+		/* a signal frame's FDE starts a byte early: decode from the code */
+		lo = inside ? fs + (fde_signal_frame(f, fde) ? 1 : 0) : fs + fl;
+		if (inside)
 			hi = fs + fl;
-		} else {
-			lo = fs + fl;
-		}
 	}
-	/* the next function's start bounds a gap */
-	if (f->table && lo != hi && !(f->table && function_at(f, x, &fs, &fl) && x < fs + fl)) {
-		for (uint64_t k = 0; k < f->n_fde; k++) {
-			uint64_t st = f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * k);
-			if (st > x) {
-				if (st < hi)
-					hi = st;
-				break;
-			}
-		}
-	}
+	/* outside the table's functions: up to the next one's start */
+	if (f->table && !inside && k < f->n_fde && table_addr(f, k, false) < hi)
+		hi = table_addr(f, k, false);
 	if (lo < sec_addr || hi > sec_addr + sec_size || x < lo || x + 2 > hi || hi - lo > (1u << 20))
 		return false;
 	*start = lo;
