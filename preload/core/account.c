@@ -39,14 +39,21 @@ static size_t block_bytes(void)
 	return n;
 }
 
+/*
+ * Zeroes a block's counters. Never its link or its state: a zero state is
+ * FREE, and a thread could claim the block halfway through the memset,
+ * then share it with the next claimer (two threads' calls under one).
+ */
 static void block_reset(struct kp_thread *t)
 {
 	struct kp_ring *ring = t->ring;
-	struct kp_thread *next = t->next;
+	size_t from = offsetof(struct kp_thread, serial);
 	/* only the used part: the rest is still zero */
 	size_t used = offsetof(struct kp_thread, slots) + t->nslots * sizeof(struct kp_slot);
-	memset(t, 0, used);
-	t->next = next;
+	_Static_assert(offsetof(struct kp_thread, next) < offsetof(struct kp_thread, serial) &&
+			       offsetof(struct kp_thread, state) < offsetof(struct kp_thread, serial),
+		       "block_reset keeps next and state");
+	memset((char *)t + from, 0, used - from);
 	t->ring = ring;
 	if (ring) {
 		ring->head = ring->tail = 0;
