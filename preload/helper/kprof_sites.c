@@ -494,8 +494,8 @@ static int sweep_file(const struct file *f, struct list *out, uint64_t *skipped)
  * 5-byte `jmp rel32` to a trampoline that runs them relocated. The window
  * must hold at least 5 bytes, lie inside the site's function, hold no
  * relative branch or call (their targets would move) and no second
- * syscall, and no direct branch of the function may land inside it but at
- * its first byte. RIP-relative operands are relocatable (their disp32 is
+ * syscall, and no direct branch of the section (its function's, or one
+ * from elsewhere) may land inside it but at its first byte. RIP-relative operands are relocatable (their disp32 is
  * rewritten for the trampoline's address); their offsets are given.
  * Windows that end with the syscall come first (a thread blocked in the
  * call while the window is written resumes after it), then the shortest.
@@ -555,13 +555,73 @@ static void plan_decode_one(const cs_insn *i, struct plan_insn *p)
 			p->rip_off = x->encoding.disp_offset;
 }
 
-/* Whether a branch of the function lands inside (lo, hi). */
+/*
+ * The targets of every direct branch and call of the section being
+ * planned, sorted: a jump from another function (hand-written assembly
+ * shares tails that way) may land inside a window too. From a linear
+ * sweep that steps one byte past what does not decode; a target read from
+ * data that looked like code only makes a window more careful.
+ */
+static uint64_t *targets;
+static size_t n_targets, cap_targets;
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int plan_targets(const uint8_t *data, uint64_t sec_addr, size_t size)
+{
+	n_targets = 0;
+	const uint8_t *code = data;
+	size_t left = size;
+	uint64_t a = sec_addr;
+	while (left) {
+		if (!cs_disasm_iter(dis_detail, &code, &left, &a, insn_detail)) {
+			code++;
+			left--;
+			a++;
+			continue;
+		}
+		const cs_x86 *x = &insn_detail->detail->x86;
+		if (!in_group(insn_detail, X86_GRP_BRANCH_RELATIVE) || x->op_count != 1 ||
+		    x->operands[0].type != X86_OP_IMM)
+			continue;
+		uint64_t t = (uint64_t)x->operands[0].imm;
+		if (t < sec_addr || t >= sec_addr + size)
+			continue;
+		if (n_targets == cap_targets) {
+			size_t cap = cap_targets ? cap_targets * 2 : 4096;
+			uint64_t *v = realloc(targets, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			targets = v;
+			cap_targets = cap;
+		}
+		targets[n_targets++] = t;
+	}
+	qsort(targets, n_targets, sizeof(*targets), cmp_u64);
+	return 0;
+}
+
+/* Whether a branch of the function, or any of the section, lands inside
+ * (lo, hi). */
 static bool plan_target_inside(const struct plan_insn *v, size_t n, uint64_t lo, uint64_t hi)
 {
 	for (size_t k = 0; k < n; k++)
 		if (v[k].target > lo && v[k].target < hi)
 			return true;
-	return false;
+	/* the first target above lo */
+	size_t a = 0, b = n_targets;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (targets[mid] <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < n_targets && targets[a] < hi;
 }
 
 /* The window [i, j] of v for the site at index s, or false with why. */
@@ -723,9 +783,13 @@ static void plan_file(const struct file *f, const struct list *sites, uint64_t *
 		    !(sh.sh_flags & SHF_EXECINSTR) || !(sh.sh_flags & SHF_ALLOC))
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
-		if (d && d->d_buf && d->d_size == sh.sh_size)
-			plan_sites(f, d->d_buf, sh.sh_addr, sh.sh_size, sites, sh.sh_offset,
-				   patchable);
+		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+			continue;
+		if (plan_targets(d->d_buf, sh.sh_addr, sh.sh_size)) {
+			plan_say("no memory for the section's branch targets\n");
+			continue;
+		}
+		plan_sites(f, d->d_buf, sh.sh_addr, sh.sh_size, sites, sh.sh_offset, patchable);
 	}
 }
 
