@@ -238,10 +238,42 @@ static long pread_fd(void *ctx, void *buf, size_t count, uint64_t offset)
 }
 
 /*
+ * The helper's exit must not reach the program: its SIGCHLD (the kernel
+ * sends one after the exec although the clone asked for none) waits,
+ * blocked, until the helper is reaped, and is taken off then. Another
+ * child's SIGCHLD that came meanwhile is put back; one that merged with
+ * the helper's (a standard signal is pending once) is sent anew when a
+ * child of the program's is waiting to be reaped.
+ */
+static void helper_sigchld_drop(long pid)
+{
+	uint64_t chld = 1ULL << (SIGCHLD - 1);
+	struct timespec zero = { 0, 0 };
+	siginfo_t si;
+	bool other = false;
+	while (kp_raw(SYS_rt_sigtimedwait, &chld, &si, &zero, sizeof(chld)) == SIGCHLD) {
+		if (si.si_pid == pid)
+			continue;
+		other = true;
+		kp_raw(SYS_rt_sigqueueinfo, kp_raw0(SYS_getpid), SIGCHLD, &si);
+		break;
+	}
+	if (other)
+		return;
+	memset(&si, 0, sizeof(si));
+	if (kp_raw(SYS_waitid, P_ALL, 0, &si, WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT,
+		   NULL) == 0 && si.si_pid) {
+		si.si_signo = SIGCHLD;
+		kp_raw(SYS_rt_sigqueueinfo, kp_raw0(SYS_getpid), SIGCHLD, &si);
+	}
+}
+
+/*
  * Runs kprof-sites on path; its output (file offsets) into out. The
  * child is a copy of ours that only makes raw syscalls before its exec,
  * with every signal blocked (none of the program's handlers may run in
- * it) and no termination signal.
+ * it) and no termination signal. The program's signals wait, blocked,
+ * until the helper is reaped (helper_sigchld_drop).
  */
 static int run_helper(const char *path, bool plan, struct kp_rw_list *out, uint64_t *skipped)
 {
@@ -271,9 +303,9 @@ static int run_helper(const char *path, bool plan, struct kp_rw_list *out, uint6
 		kp_raw(SYS_execve, helper_path, argv, envp);
 		kp_raw(SYS_exit_group, 127);
 	}
-	kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
 	kp_raw(SYS_close, fds[1]);
 	if (pid < 0) {
+		kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
 		kp_raw(SYS_close, fds[0]);
 		return (int)pid;
 	}
@@ -314,6 +346,9 @@ static int run_helper(const char *path, bool plan, struct kp_rw_list *out, uint6
 	do
 		w = kp_raw(SYS_wait4, pid, &status, __WALL, NULL);
 	while (w == -EINTR);
+	if (w == pid)
+		helper_sigchld_drop(pid);
+	kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
 	if (!ok || !got || have || w != pid || status != 0 ||
 	    out->n != head[1] * (plan ? 3 : 1)) {
 		out->n = 0;
