@@ -58,6 +58,9 @@ static void stream_free_header(struct ka_stream *s)
 	free(s->hook_mode);
 	free(s->own);
 	free(s->own_startup);
+	free(s->dispatch_sites);
+	s->dispatch_sites = NULL;
+	s->n_dispatch_sites = 0;
 	free(s->in_progress);
 	s->in_progress = NULL;
 	s->n_in_progress = 0;
@@ -649,8 +652,20 @@ static int on_header(struct ka_model *m, const msgpack_object *map,
 }
 
 /* A list of [nr, count] into pairs (a terminating zero pair more). */
+static int pairs_upto(const msgpack_object *map, const char *key, bool need,
+		      uint64_t key_max, struct ka_pair **out, size_t *n_out,
+		      struct bad *bad);
+
+/* [[nr, count], ...] of syscall numbers */
 static int pairs_of(const msgpack_object *map, const char *key, bool need,
-		     struct ka_pair **out, size_t *n_out, struct bad *bad)
+		    struct ka_pair **out, size_t *n_out, struct bad *bad)
+{
+	return pairs_upto(map, key, need, KP_SYSCALL_MAX - 1, out, n_out, bad);
+}
+
+static int pairs_upto(const msgpack_object *map, const char *key, bool need,
+		      uint64_t key_max, struct ka_pair **out, size_t *n_out,
+		      struct bad *bad)
 {
 	const msgpack_object *list = kp_map_get(map, key);
 	*out = NULL;
@@ -662,7 +677,7 @@ static int pairs_of(const msgpack_object *map, const char *key, bool need,
 		const msgpack_object *e = &list->via.array.ptr[i];
 		ok = e->type == MSGPACK_OBJECT_ARRAY && e->via.array.size == 2 &&
 		     e->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-		     e->via.array.ptr[0].via.u64 < KP_SYSCALL_MAX &&
+		     e->via.array.ptr[0].via.u64 <= key_max &&
 		     e->via.array.ptr[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER;
 	}
 	if (!ok) {
@@ -1290,11 +1305,18 @@ static int on_own(struct ka_model *m, const msgpack_object *map, struct bad *bad
 	struct ka_pair *own = NULL, *startup = NULL;
 	size_t n_own = 0, n_startup = 0;
 	int err;
+	uint64_t dispatch_calls = 0;
+	struct ka_pair *dsites = NULL;
+	size_t n_dsites = 0;
+	bool dispatch = kp_map_get(map, "dispatch_calls") != NULL;
 	if ((err = NEED_UINT(map, "pid", &pid, bad)) ||
 	    (err = NEED_UINT(map, "stream", &id, bad)) ||
 	    (err = GET_UINT(map, "startup_ns", &startup_ns, bad)) ||
+	    (err = GET_UINT(map, "dispatch_calls", &dispatch_calls, bad)) ||
 	    (err = pairs_of(map, "syscalls", true, &own, &n_own, bad)) ||
-	    (err = pairs_of(map, "startup", false, &startup, &n_startup, bad)))
+	    (err = pairs_of(map, "startup", false, &startup, &n_startup, bad)) ||
+	    (err = pairs_upto(map, "dispatch_sites", dispatch, UINT64_MAX, &dsites, &n_dsites,
+			      bad)))
 		goto fail;
 	struct ka_stream *s;
 	if ((err = stream_get(m, pid, id, &s)))
@@ -1306,10 +1328,16 @@ static int on_own(struct ka_model *m, const msgpack_object *map, struct bad *bad
 	s->own_startup = startup;
 	s->n_own_startup = n_startup;
 	s->own_startup_ns = startup_ns;
+	free(s->dispatch_sites);
+	s->dispatch = dispatch;
+	s->dispatch_calls = dispatch_calls;
+	s->dispatch_sites = dsites;
+	s->n_dispatch_sites = n_dsites;
 	return 0;
 fail:
 	free(own);
 	free(startup);
+	free(dsites);
 	return err;
 }
 

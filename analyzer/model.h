@@ -98,6 +98,12 @@ struct ka_stream {
 	uint64_t own_startup_ns;
 	struct ka_pair *own_startup;
 	size_t n_own_startup;
+	/* shim, patch mode: calls that came through Syscall User Dispatch,
+	 * and the busiest sites (address -> calls) (`own` record) */
+	bool dispatch;
+	uint64_t dispatch_calls;
+	struct ka_pair *dispatch_sites;
+	size_t n_dispatch_sites;
 	/* shim: calls other threads were in at the exit (`exit` record) */
 	struct ka_pair *in_progress;
 	size_t n_in_progress;

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "dispatch.h"
 #include "report.h"
 #include "views.h"
 
@@ -54,6 +55,31 @@ static void set(json_t *obj, const char *key, json_t *value, int *err)
 {
 	if (!value || json_object_set_new(obj, key, value))
 		*err = -ENOMEM;
+}
+
+/* Patch mode's dispatch path: null unless some stream had it armed. */
+static json_t *dispatch_json(const struct ka_model *m, int *err)
+{
+	struct ka_dispatch d;
+	int e = ka_dispatch_sum(m, &d);
+	if (e || !d.armed) {
+		if (e)
+			*err = e;
+		ka_dispatch_free(&d);
+		return json_null();
+	}
+	json_t *o = json_object(), *sites = json_array();
+	for (size_t k = 0; o && sites && k < d.n_sites; k++) {
+		json_t *x = json_object();
+		set(x, "site", jstr(d.sites[k].where), err);
+		set(x, "calls", jint(d.sites[k].calls), err);
+		if (!x || json_array_append_new(sites, x))
+			*err = -ENOMEM;
+	}
+	set(o, "calls", jint(d.calls), err);
+	set(o, "sites", sites, err);
+	ka_dispatch_free(&d);
+	return o;
 }
 
 static void append(json_t *array, json_t *value, int *err)
@@ -333,6 +359,7 @@ int ka_report_json(FILE *out, const struct ka_model *m,
 	set(root, "producer", jstr(ka_model_producer(m)), &err);
 	set(root, "coverage", jstr(ka_model_coverage(m)), &err);
 	set(root, "hook_mode", jstr(ka_model_hook_mode(m)), &err);
+	set(root, "dispatch", dispatch_json(m, &err), &err);
 	set(root, "producers", producers_json(m, &err), &err);
 	if (!err)
 		err = add_profile(root, m, NULL, NULL, o);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch.h"
 #include "report.h"
 #include "views.h"
 
@@ -310,6 +311,32 @@ static void print_symbols_note(FILE *out, const struct ka_model *m, const char *
 		any_chosen ? ", or unset KPROF_HOOK" : "");
 }
 
+/* Patch mode: complete with dispatch, and how many calls took that path. */
+static void print_patch_coverage(FILE *out, const struct ka_model *m, const char *label)
+{
+	struct ka_dispatch d;
+	if (ka_dispatch_sum(m, &d) || !d.armed) {
+		fprintf(out, "%s: complete after start-up for the loaded files' code "
+			     "(patch mode without Syscall User Dispatch: not code made at run "
+			     "time)\n", label);
+		ka_dispatch_free(&d);
+		return;
+	}
+	fprintf(out, "%s: complete after start-up (patch mode)", label);
+	if (!d.calls) {
+		fputs("; no call needed Syscall User Dispatch\n", out);
+	} else {
+		fprintf(out, "; %" PRIu64 " call%s at %zu site%s came through Syscall User "
+			     "Dispatch (SIGSYS, slower)",
+			d.calls, d.calls == 1 ? "" : "s", d.n_sites, d.n_sites == 1 ? "" : "s");
+		for (size_t k = 0; k < d.n_sites && k < 3; k++)
+			fprintf(out, "%s %s %" PRIu64, k ? "," : ":", d.sites[k].where,
+				d.sites[k].calls);
+		fputs(d.n_sites > 3 ? ", ...\n" : "\n", out);
+	}
+	ka_dispatch_free(&d);
+}
+
 /* What the shim could see, by its hook mode (the header's hook_mode); with
  * more than one producer merged, a line for each. */
 static void print_hook_coverage(FILE *out, const struct ka_model *m)
@@ -338,8 +365,7 @@ static void print_hook_coverage(FILE *out, const struct ka_model *m)
 	if (strcmp(mode, "rewrite") == 0)
 		fprintf(out, "%s: complete after start-up\n", label);
 	else if (strcmp(mode, "patch") == 0)
-		fprintf(out, "%s: complete after start-up for the loaded files' code "
-			     "(patch mode: not code made at run time)\n", label);
+		print_patch_coverage(out, m, label);
 	else if (strcmp(mode, "symbols") == 0)
 		print_symbols_note(out, m, label);
 	else

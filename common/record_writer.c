@@ -395,12 +395,22 @@ void kp_rec_own(struct kp_writer *w, const struct kp_rec_common *c,
 		const struct kp_rec_own *own)
 {
 	bool startup = own->startup_ns != 0;
-	begin_record(w, KP_REC_OWN, c, 1 + 2 * startup);
+	begin_record(w, KP_REC_OWN, c, 1 + 2 * startup + 2 * own->dispatch);
 	if (startup) {
 		put_kv_u64(w, "startup_ns", own->startup_ns);
 		put_pairs(w, "startup", own->startup_nr, own->startup, own->n_startup);
 	}
 	put_pairs(w, "syscalls", own->nr, own->count, own->n);
+	if (own->dispatch) {
+		put_kv_u64(w, "dispatch_calls", own->dispatch_calls);
+		put_str(w, "dispatch_sites");
+		msgpack_pack_array(&w->pk, own->n_dispatch_sites);
+		for (unsigned i = 0; i < own->n_dispatch_sites; i++) {
+			msgpack_pack_array(&w->pk, 2);
+			msgpack_pack_uint64(&w->pk, own->dispatch_sites[i].site);
+			msgpack_pack_uint64(&w->pk, own->dispatch_sites[i].calls);
+		}
+	}
 }
 
 void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d)

@@ -162,6 +162,9 @@ void kp_rec_drop(struct kp_writer *w, const struct kp_rec_drop *d);
 /* The producer's own syscalls, counted from startup_ns (CLOCK_MONOTONIC;
  * 0: key omitted): n pairs (nr[i], count[i]), of which those made before
  * the stream's start (its header's time) are (startup_nr[i], startup[i]). */
+struct kp_rec_site_calls {
+	uint64_t site, calls;
+};
 struct kp_rec_own {
 	uint64_t startup_ns;
 	const uint32_t *nr;
@@ -170,6 +173,12 @@ struct kp_rec_own {
 	const uint32_t *startup_nr;
 	const uint64_t *startup;
 	unsigned n_startup; /* 0 with startup_ns 0: no "startup" key */
+	/* patch mode's dispatch path (SIGSYS): the calls that came that way,
+	 * and the busiest sites with their calls; no keys unless dispatch */
+	bool dispatch;
+	uint64_t dispatch_calls;
+	const struct kp_rec_site_calls *dispatch_sites;
+	unsigned n_dispatch_sites;
 };
 void kp_rec_own(struct kp_writer *w, const struct kp_rec_common *c,
 		const struct kp_rec_own *own);

@@ -25,6 +25,7 @@ enum profiler_id {
 	P_KPROF_EVENTS,
 	P_KPROF_REWRITE,
 	P_KPROF_REWRITE_EVENTS,
+	P_KPROF_PATCH,
 	P_KBPF,
 	P_KBPF_EVENTS,
 	P_KBPF_UNTRACED,
@@ -75,7 +76,7 @@ const char *cmdline_joined(struct cmdline *c, const char **words, int n);
 const char *overhead_trace_path(struct suite_ctx *ctx, struct cmdline *c, const char *name);
 void overhead_add_profiler(struct suite_ctx *ctx, struct cmdline *c, const struct profiler *pr);
 struct profiler overhead_shim_profiler(struct suite_ctx *ctx, const char *trace_dir,
-				       bool rewrite, bool events);
+				     const char *hook, bool events);
 
 /* One round of each measurement. */
 int overhead_round_workload(struct suite_ctx *ctx, enum workload_id w);

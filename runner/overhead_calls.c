@@ -56,12 +56,16 @@ static void build_command(struct suite_ctx *ctx, int p, enum workload_id w, stru
 	case P_KPROF:
 	case P_KPROF_EVENTS:
 	case P_KPROF_REWRITE:
-	case P_KPROF_REWRITE_EVENTS: {
-		/* side by side: symbol mode and the syscall-site rewriting
-		 * (which needs root; without it the row is symbol mode again) */
+	case P_KPROF_REWRITE_EVENTS:
+	case P_KPROF_PATCH: {
+		/* side by side: symbol mode, the syscall-site rewriting (which
+		 * needs root; without it the row is symbol mode again) and
+		 * patch mode (jumps to trampolines, Syscall User Dispatch) */
 		struct profiler pr = overhead_shim_profiler(
 			ctx, overhead_trace_path(ctx, c, "kprof"),
-			p == P_KPROF_REWRITE || p == P_KPROF_REWRITE_EVENTS,
+			p == P_KPROF_PATCH ? "patch"
+			: p == P_KPROF_REWRITE || p == P_KPROF_REWRITE_EVENTS ? "rewrite"
+									     : "symbols",
 			p == P_KPROF_EVENTS || p == P_KPROF_REWRITE_EVENTS);
 		overhead_add_profiler(ctx, c, &pr);
 		break;

@@ -165,12 +165,12 @@ void overhead_add_profiler(struct suite_ctx *ctx, struct cmdline *c, const struc
 		cmdline_add(c, words[i]);
 }
 
-/* The shim in symbol or rewrite mode, with or without events. */
-struct profiler overhead_shim_profiler(struct suite_ctx *ctx, const char *trace_dir, bool rewrite,
-				     bool events)
+/* The shim in a hook mode (symbols, rewrite, patch), with or without events. */
+struct profiler overhead_shim_profiler(struct suite_ctx *ctx, const char *trace_dir,
+				     const char *hook, bool events)
 {
 	struct profiler pr = suite_profiler_of(ctx, PROFILE_PRELOAD, trace_dir);
-	pr.hook = rewrite ? "rewrite" : "symbols";
+	pr.hook = hook;
 	pr.events = events;
 	return pr;
 }

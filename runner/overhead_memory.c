@@ -31,7 +31,8 @@ static int memory_sample(struct suite_ctx *ctx, int p, struct sample *s)
 	memset(&c, 0, sizeof(c));
 	if (p != N_PROFILERS) {
 		struct profiler pr = overhead_shim_profiler(ctx, overhead_trace_path(ctx, &c, "memory"),
-						   p == P_KPROF_REWRITE, p == P_KPROF_EVENTS);
+						   p == P_KPROF_REWRITE ? "rewrite" : "symbols",
+						   p == P_KPROF_EVENTS);
 		overhead_add_profiler(ctx, &c, &pr);
 	}
 	cmdline_add(&c, suite_artifact_path(ctx, "overhead"));

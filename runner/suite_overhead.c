@@ -55,6 +55,7 @@ const struct profiler_row profiler_rows[N_PROFILERS] = {
 	[P_KPROF_REWRITE] = { "kprof_rewrite", "libkprof.so rewrite (counts)", false, false },
 	[P_KPROF_REWRITE_EVENTS] = { "kprof_rewrite_events", "libkprof.so rewrite KPROF_EVENTS=1",
 				     false, false },
+	[P_KPROF_PATCH] = { "kprof_patch", "libkprof.so patch (counts)", false, false },
 	[P_KBPF] = { "kbpf", "kbpf-trace (aggregate)", false, false },
 	[P_KBPF_EVENTS] = { "kbpf_events", "kbpf-trace --events", false, false },
 	[P_KBPF_UNTRACED] = { "kbpf_untraced", "kbpf-trace tracing another process", false, true },
@@ -73,6 +74,7 @@ const struct profiler_row profiler_rows[N_PROFILERS] = {
 	ADDED(w, "kprof_events", "libkprof.so, symbol mode, KPROF_EVENTS=1"),    \
 	ADDED(w, "kprof_rewrite", "libkprof.so, rewrite mode"),                  \
 	ADDED(w, "kprof_rewrite_events", "libkprof.so, rewrite mode, KPROF_EVENTS=1"), \
+	ADDED(w, "kprof_patch", "libkprof.so, patch mode"),                      \
 	ADDED(w, "kbpf", "kbpf-trace"),                                          \
 	ADDED(w, "kbpf_events", "kbpf-trace --events"),                          \
 	ADDED(w, "bpftrace", "a bpftrace sys_enter->sys_exit timing script"),    \

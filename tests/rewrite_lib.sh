@@ -78,3 +78,14 @@ kernel_interrupted() {
 
 # shim_count DIR NAME: the shim's count of one syscall over every stream
 shim_count() { syscall_field "$(profile_json "$1/shim")" "$2" count; }
+
+# as_nobody_setup: AS_NOBODY=(setpriv ... to nobody), and this test's
+# directory (and its parent, the runner's) open for nobody to walk; a home
+# of nobody's own for the site cache. Needs root.
+as_nobody_setup() {
+	AS_NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	chmod 755 . ..
+	mkdir -p home
+	chown nobody:nogroup home
+	chmod 700 home
+}

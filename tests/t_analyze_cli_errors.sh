@@ -141,7 +141,8 @@ while read -r name; do
 done < timed.txt
 echo "ok: $(wc -l < timed.txt) timed rows of a real run show non-zero Time(ms) and Avg(ms)"
 
-# ---- the symbol-mode coverage line names the real reason ----
+# ---- the symbol-mode coverage line names the real reason (rewrite mode
+# asked for by name where it cannot run; auto would run patch mode) ----
 KPROF_HOOK=symbols KPROF_OUT=$PWD/sym LD_PRELOAD=$SHIM "$BUILD/tests/getppid_loop" 10 > /dev/null
 "$KANALYZE" sym > sym.txt
 expect_eq "KPROF_HOOK=symbols: coverage line" \
@@ -151,10 +152,10 @@ unprivileged="coverage: libc exported functions only — futex and internal call
 if [ "$(uname -m)" != x86_64 ] || [ "$(cat /proc/sys/vm/mmap_min_addr)" = 0 ]; then
 	echo "note: no unprivileged case here (not x86_64, or vm.mmap_min_addr is 0)"
 elif [ "$(id -u)" -ne 0 ]; then
-	KPROF_OUT=$PWD/auto LD_PRELOAD=$SHIM "$BUILD/tests/getppid_loop" 10 > /dev/null
+	KPROF_HOOK=rewrite KPROF_OUT=$PWD/auto LD_PRELOAD=$SHIM "$BUILD/tests/getppid_loop" 10 > /dev/null
 	expect_eq "not root: coverage line" "$unprivileged" "$("$KANALYZE" auto | sed -n 2p)"
 elif command -v capsh > /dev/null; then
-	capsh --drop=cap_sys_rawio -- -c "KPROF_OUT=$PWD/auto LD_PRELOAD=$SHIM $BUILD/tests/getppid_loop 10" > /dev/null
+	capsh --drop=cap_sys_rawio -- -c "KPROF_HOOK=rewrite KPROF_OUT=$PWD/auto LD_PRELOAD=$SHIM $BUILD/tests/getppid_loop 10" > /dev/null
 	expect_eq "root without CAP_SYS_RAWIO: coverage line" "$unprivileged" "$("$KANALYZE" auto | sed -n 2p)"
 else
 	echo "note: capsh missing: the unprivileged case is not tried"

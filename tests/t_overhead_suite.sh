@@ -23,7 +23,7 @@ expect_eq "status" ok "$(jq -r '.suites[0].status' "$result")"
 expected=()
 for w in getppid read eagain threads node; do
 	expected+=("${w}_plain_ns")
-	for p in kprof kprof_events kprof_rewrite kprof_rewrite_events kbpf kbpf_events bpftrace perf strace; do
+	for p in kprof kprof_events kprof_rewrite kprof_rewrite_events kprof_patch kbpf kbpf_events bpftrace perf strace; do
 		expected+=("${w}_${p}_added_ns" "${w}_${p}_ratio")
 	done
 done

@@ -1,17 +1,17 @@
 # SPDX-License-Identifier: MIT
-# KPROF_HOOK=patch (experimental; no privilege needed): the rewrite-mode
-# tests that hold for it, run again in it (KPROF_TEST_HOOK=patch): threads
-# made with clone, exact coverage against the kernel, dlopen, exit paths,
-# fork with threads, gcc's process tree, Node, shells, signal handlers
-# returning through rt_sigreturn, vfork. Not here, as docs/SHIM.md says:
-# code made at run time (t_rewrite_jit) and sites whose window does not
-# end with the syscall while threads already run at start-up
-# (t_rewrite_threads' early threads).
+# KPROF_HOOK=patch (no privilege needed; what KPROF_HOOK=auto runs where
+# the lowest page cannot be mapped): the rewrite-mode tests run again in
+# it (KPROF_TEST_HOOK=patch): threads made with clone, exact coverage
+# against the kernel, dlopen, exit paths, fork with threads, gcc's process
+# tree, Node, shells, signal handlers returning through rt_sigreturn,
+# vfork, code made at run time (t_rewrite_jit: reached through Syscall
+# User Dispatch) and threads already running while the code is patched
+# (t_rewrite_threads).
 source "$KPROF_ROOT/tests/lib.sh"
 [ "$(uname -m)" = x86_64 ] || skip "patch mode is x86_64 only"
 export KPROF_TEST_HOOK=patch
 failed=()
-for t in clone coverage dlopen exit fork_threads gcc node shells signals vfork; do
+for t in clone coverage dlopen exit fork_threads gcc jit node shells signals threads vfork; do
 	mkdir "$t"
 	rc=0
 	( cd "$t" && TMPDIR=$PWD bash "$KPROF_ROOT/tests/t_rewrite_$t.sh" ) > "$t.log" 2>&1 || rc=$?

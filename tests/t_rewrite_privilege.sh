@@ -2,11 +2,13 @@
 # Rewrite mode needs the page at address 0, which the kernel maps only
 # with CAP_SYS_RAWIO (or vm.mmap_min_addr=0, which the shim never
 # changes). Without it — root with the capability dropped, or another
-# user — KPROF_HOOK=auto and KPROF_HOOK=rewrite fall back to symbol mode:
-# the program runs exactly as without the shim, the header's hook_mode says
-# "symbols" and its coverage sentence why, kanalyze prints the symbols
-# coverage line. With it, auto means rewrite; KPROF_HOOK=symbols is
-# symbols regardless.
+# user — KPROF_HOOK=auto runs patch mode (jumps to trampolines and Syscall
+# User Dispatch, no privilege needed) and says why; KPROF_HOOK=rewrite,
+# asked for by name, falls back to symbol mode: the program runs exactly
+# as without the shim, the header's hook_mode says "symbols" and its
+# coverage sentence why, kanalyze prints the symbols coverage line. With
+# the capability, auto means rewrite; KPROF_HOOK=symbols is symbols
+# regardless.
 . "$KPROF_ROOT/tests/lib.sh"
 [ "$(uname -m)" = x86_64 ] || skip "rewrite mode is x86_64 only"
 [ "$(id -u)" -eq 0 ] || skip "needs root to drop a capability and to switch users"
@@ -16,7 +18,20 @@ command -v setpriv >/dev/null || skip "setpriv missing (util-linux)"
 prog=$BUILD/tests/getppid_loop
 plain=$("$prog" 100)
 mode() { "$KANALYZE" --format=json "$1" | jq -r .hook_mode; }
-for hook in auto rewrite; do
+rc=0
+out=$(capsh --drop=cap_sys_rawio -- -c "LD_PRELOAD=$SHIM KPROF_OUT=$PWD/drop-auto $prog 100") || rc=$?
+expect_eq "no CAP_SYS_RAWIO, KPROF_HOOK unset: exit status" 0 "$rc"
+expect_eq "no CAP_SYS_RAWIO, KPROF_HOOK unset: output" "$plain" "$out"
+expect_eq "no CAP_SYS_RAWIO, KPROF_HOOK unset: hook_mode" patch "$(mode drop-auto)"
+jq -e '.coverage | test("patch mode because rewrite mode is unavailable: cannot map the lowest page: Operation not permitted")' \
+	<<<"$(profile_json drop-auto)" >/dev/null ||
+	fail "the header does not say why: $(profile_json drop-auto | jq .coverage)"
+expect_eq "no CAP_SYS_RAWIO, KPROF_HOOK unset: getppid" 100 "$(syscall_field "$(profile_json drop-auto)" getppid count)"
+"$KANALYZE" drop-auto > table.txt
+expect_eq "no CAP_SYS_RAWIO, KPROF_HOOK unset: coverage line" \
+	"coverage: complete after start-up (patch mode); no call needed Syscall User Dispatch" \
+	"$(sed -n 2p table.txt)"
+for hook in rewrite; do
 	rc=0
 	out=$(capsh --drop=cap_sys_rawio -- -c "KPROF_HOOK=$hook LD_PRELOAD=$SHIM KPROF_OUT=$PWD/drop-$hook $prog 100") || rc=$?
 	expect_eq "no CAP_SYS_RAWIO, KPROF_HOOK=$hook: exit status" 0 "$rc"
@@ -39,7 +54,13 @@ out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups env LD_PRELOAD="$SHI
 	KPROF_OUT="$PWD/shared/nobody" "$prog" 100) || rc=$?
 expect_eq "as nobody: exit status" 0 "$rc"
 expect_eq "as nobody: output" "$plain" "$out"
-expect_eq "as nobody: hook_mode" symbols "$(mode shared/nobody)"
+expect_eq "as nobody: hook_mode" patch "$(mode shared/nobody)"
+rc=0
+out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups env KPROF_HOOK=rewrite LD_PRELOAD="$SHIM" \
+	KPROF_OUT="$PWD/shared/nobody-rw" "$prog" 100) || rc=$?
+expect_eq "as nobody, KPROF_HOOK=rewrite: exit status" 0 "$rc"
+expect_eq "as nobody, KPROF_HOOK=rewrite: output" "$plain" "$out"
+expect_eq "as nobody, KPROF_HOOK=rewrite: hook_mode" symbols "$(mode shared/nobody-rw)"
 # with the capability: auto is rewrite, symbols stays symbols
 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/auto "$prog" 100 > /dev/null
 expect_eq "root, KPROF_HOOK unset (auto): hook_mode" rewrite "$(mode auto)"

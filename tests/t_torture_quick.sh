@@ -4,7 +4,7 @@
 # docs/TORTURE.md): git, make -j2 with gcc, bash and dash with job control,
 # perl, tar, sqlite3, http.server with curl, node, what a process sees of
 # itself, and ten of Python's regression test modules, each run plain and
-# under the shim in both hook modes: same stdout and exit status, a trace
+# under the shim in the three hook modes: same stdout and exit status, a trace
 # kanalyze reads, in the hook mode asked for. Logs of failed runs:
 # $BUILD/torture-quick/.
 . "$KPROF_ROOT/tests/lib.sh"
@@ -13,12 +13,12 @@
 for p in git perl tar sqlite3 curl dash script node jq; do
 	command -v "$p" > /dev/null || skip "$p missing (scripts/install-deps.sh test)"
 done
-mode=both
+mode=all
 d=$(mktemp -d)
 KPROF_HOOK=rewrite LD_PRELOAD=$SHIM KPROF_OUT=$d /bin/true
 if [ "$("$KANALYZE" --format=json "$d" | jq -r .hook_mode)" != rewrite ]; then
-	echo "note: rewrite mode unavailable here (needs CAP_SYS_RAWIO): symbol mode only"
-	mode=symbols
+	echo "note: rewrite mode unavailable here (needs CAP_SYS_RAWIO): symbol and patch modes"
+	mode=symbols,patch
 fi
 rm -rf "$d"
 TORTURE_LOGS=$BUILD/torture-quick "$KPROF_ROOT/tests/torture/run.sh" --quick --mode=$mode ||

@@ -98,6 +98,8 @@ struct kp_thread *kp_thread_attach(void)
 		/* key < 32: setspecific stores into the static array, no malloc */
 		pthread_setspecific(thread_key, t);
 		kp_self = t;
+		if (kp_on_attach)
+			kp_on_attach();
 	}
 	kp_tls_flags &= ~KP_TLS_ATTACHING;
 	return t;

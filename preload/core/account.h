@@ -207,6 +207,11 @@ extern void (*kp_on_deadline)(void);
  * starts); NULL until then. */
 extern void (*kp_wait_start)(void);
 
+/* What a thread does once it has its block (at its first counted call):
+ * patch mode arms Syscall User Dispatch for it (rewrite/dispatch.c);
+ * NULL otherwise. */
+extern void (*kp_on_attach)(void);
+
 /* Counted, not timed: the clock changed under the call (core/account.c). */
 void kp_call_end_untimed(struct kp_call *c, bool failed, int err);
 

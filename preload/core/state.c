@@ -17,3 +17,4 @@ uint64_t kp_own_calls[KP_SYSCALL_MAX];
 uint64_t kp_own_startup_ns;
 void (*kp_on_deadline)(void);
 void (*kp_wait_start)(void);
+void (*kp_on_attach)(void);

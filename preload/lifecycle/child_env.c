@@ -22,7 +22,7 @@
 
 extern char **environ;
 
-#define KP_CHILD_VARS 6
+#define KP_CHILD_VARS 7
 
 static struct {
 	bool follow;
@@ -35,7 +35,7 @@ static struct {
 
 static const char *const copied_vars[KP_CHILD_VARS] = {
 	"KPROF_INTERVAL_MS=", "KPROF_EVENTS=", "KPROF_GZIP=", "KPROF_DEBUG=",
-	"KPROF_HOOK=", "KPROF_CLOCK=",
+	"KPROF_HOOK=", "KPROF_CLOCK=", "KPROF_DISPATCH=",
 };
 
 static size_t name_len(const char *s)

@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 
 #include "../lifecycle/lifecycle.h"
+#include "dispatch.h"
 #include "rewrite.h"
 #include "../core/user_mem.h"
 
@@ -39,11 +40,12 @@ struct clone3_args {
 
 /*
  * Syscalls that are more than a timed call: mmap mprotect munmap
- * rt_sigreturn mremap clone fork vfork execve exit exit_group execveat
- * pkey_mprotect clone3. Tested with immediates, no table: a table is one
+ * rt_sigaction rt_sigprocmask rt_sigreturn mremap clone fork vfork execve
+ * exit exit_group rt_sigsuspend execveat pkey_mprotect clone3. Tested with immediates, no table: a table is one
  * more page per call (see KP_RW_HOT).
  */
 #define SPECIAL_LOW ((1ULL << SYS_mmap) | (1ULL << SYS_mprotect) | (1ULL << SYS_munmap) | \
+		     (1ULL << SYS_rt_sigaction) | (1ULL << SYS_rt_sigprocmask) |               \
 		     (1ULL << SYS_rt_sigreturn) | (1ULL << SYS_mremap) | (1ULL << SYS_clone) | \
 		     (1ULL << SYS_fork) | (1ULL << SYS_vfork) | (1ULL << SYS_execve) |       \
 		     (1ULL << SYS_exit))
@@ -52,7 +54,7 @@ static inline __attribute__((always_inline)) bool special(uint64_t nr)
 	if (nr < 64)
 		return (SPECIAL_LOW >> nr) & 1;
 	return nr == SYS_exit_group || nr == SYS_execveat || nr == SYS_pkey_mprotect ||
-	       nr == SYS_clone3 || nr >= KP_SYSCALL_MAX;
+	       nr == SYS_clone3 || nr == SYS_rt_sigsuspend || nr >= KP_SYSCALL_MAX;
 }
 
 static inline __attribute__((always_inline)) long sys_of(const struct kp_rw_frame *f)
@@ -165,6 +167,9 @@ static int fork_like(struct kp_rw_frame *f)
 		kp_fork_reset_done = false;
 	long r = sys_of(f);
 	if (r == 0) {
+		/* the kernel does not pass dispatch on to a child */
+		if (kp_sud_on)
+			kp_sud_after_fork_child();
 		/* the child: a stream of its own, as fork's atfork handler does */
 		if (counted)
 			kp_call_abandon(&c);
@@ -254,7 +259,7 @@ static int clone_stack(struct kp_rw_frame *f, uint64_t flags, uint64_t top,
 	 * stack that cannot take them is one the child cannot use either
 	 * (it faults, as it would have without us), but the parent must not:
 	 * then the call is made as it came */
-	uint64_t w[2] = { ca ? f->args[0] : f->args[1], f->ret_addr };
+	uint64_t w[2] = { ca ? f->args[0] : f->args[1], kp_rw_sud_return(f->ret_addr) };
 	if (kp_user_write((void *)(uintptr_t)(top - 16), w, sizeof(w))) {
 		f->result = (uint64_t)timed(f, (unsigned)f->nr);
 		return KP_RW_DONE;
@@ -347,7 +352,9 @@ static int exec_call(struct kp_rw_frame *f)
 	safe_string(nr == SYS_execve ? f->args[0] : f->args[1], path, sizeof(path));
 	kp_account_untimed(nr, false, 0, true);
 	kp_flush(KP_FLUSH_EXEC, path);
+	kp_sud_before_exec();
 	long r = sys_of(f);
+	kp_sud_exec_failed();
 	kp_output_exec_failed();
 	kp_account_untimed(nr, true, (int)-r, false);
 	f->result = (uint64_t)r;
@@ -364,6 +371,45 @@ static void count_untimed(unsigned nr)
 	else
 		kp_account_global(nr, 0, false, 0);
 	errno = e;
+}
+
+void kp_rw_count_sigreturn(void)
+{
+	count_untimed(SYS_rt_sigreturn);
+}
+
+/* The call f came with, its pointer arguments 1 and 2 (or 0) replaced. */
+static long timed_with(void *ctx, unsigned which, uint64_t x, uint64_t y)
+{
+	struct kp_rw_frame *f = ctx;
+	uint64_t save[2] = { f->args[which], f->args[which + 1] };
+	f->args[which] = x;
+	if (which)
+		f->args[which + 1] = y;
+	long r = timed(f, (unsigned)f->nr);
+	f->args[which] = save[0];
+	f->args[which + 1] = save[1];
+	return r;
+}
+
+static long sig_call(void *ctx, uint64_t x, uint64_t y)
+{
+	struct kp_rw_frame *f = ctx;
+	return timed_with(f, f->nr == SYS_rt_sigsuspend ? 0 : 1, x, y);
+}
+
+/* rt_sigaction, rt_sigprocmask, rt_sigsuspend under dispatch (dispatch.h). */
+static long signal_call(struct kp_rw_frame *f)
+{
+	const uint64_t *a = f->args;
+	switch (f->nr) {
+	case SYS_rt_sigaction:
+		return kp_sud_sigaction((long)a[0], a[1], a[2], a[3], sig_call, f);
+	case SYS_rt_sigprocmask:
+		return kp_sud_sigprocmask((long)a[0], a[1], a[2], a[3], sig_call, f);
+	default:
+		return kp_sud_sigsuspend(a[0], a[1], sig_call, f);
+	}
 }
 
 static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
@@ -391,6 +437,11 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 		r = timed(f, (unsigned)nr);
 		if (r == 0)
 			kp_rw_unmapped(a[0], a[1]);
+		break;
+	case SYS_rt_sigaction:
+	case SYS_rt_sigprocmask:
+	case SYS_rt_sigsuspend:
+		r = kp_sud_on ? signal_call(f) : timed(f, (unsigned)nr);
 		break;
 	case SYS_mremap:
 		r = timed(f, (unsigned)nr);
@@ -501,6 +552,8 @@ KP_RW_HOT __attribute__((flatten)) void kp_rw_post(struct kp_rw_frame *f)
 		end((struct kp_call *)(void *)f->call, r);
 		note_kinds(f, r);
 	}
+	if (unlikely(kp_sud_on))
+		kp_sud_after_call(f->nr, f->args, (long)f->result);
 }
 
 int kp_rw_sigreturn(uint64_t ret_addr)

@@ -18,6 +18,7 @@
 
 #include "elf_build_id.h"
 #include "../lifecycle/lifecycle.h"
+#include "dispatch.h"
 #include "rewrite.h"
 
 long kp_rw_live_threads;
@@ -27,6 +28,7 @@ uint64_t kp_rw_text_start, kp_rw_text_end;
 enum { HOOK_AUTO, HOOK_REWRITE, HOOK_SYMBOLS, HOOK_PATCH };
 
 bool kp_rw_jmp;
+static int sud_err = -ENOSYS; /* kp_sud_start's: 0, armed */
 
 static const char *symbols_why = "KPROF_HOOK=symbols";
 static char why_buf[160];
@@ -38,11 +40,34 @@ static const char cover_rewrite[] =
 	"shim's start-up on (not the dynamic loader's start-up before it, "
 	"not the vDSO)";
 static char cover_symbols[400];
-static const char cover_patch[] =
-	"every syscall instruction of the loaded files' code that a jump could "
-	"replace, from the end of the shim's start-up on (KPROF_HOOK=patch, "
-	"experimental: not code made at run time, not the dynamic loader's "
-	"start-up before it, not the vDSO)";
+static char cover_patch[400];
+
+/* Patch mode's coverage: what dispatch adds, and why the mode ran. */
+static const char *patch_coverage(void)
+{
+	if (cover_patch[0])
+		return cover_patch;
+	bool chosen = strcmp(symbols_why, "KPROF_HOOK=symbols") == 0;
+	if (!sud_err)
+		snprintf(cover_patch, sizeof(cover_patch),
+			 "every syscall instruction of the loaded code, from the end of the "
+			 "shim's start-up on: through a jump where one fits, through Syscall "
+			 "User Dispatch (SIGSYS, slower) elsewhere (not the dynamic loader's "
+			 "start-up before it; patch mode %s%s)",
+			 chosen ? "chosen: KPROF_HOOK=patch" : "because rewrite mode is unavailable: ",
+			 chosen ? "" : symbols_why);
+	else
+		snprintf(cover_patch, sizeof(cover_patch),
+			 "every syscall instruction of the loaded files' code that a jump could "
+			 "replace, from the end of the shim's start-up on (not code made at run "
+			 "time, not the vDSO, not the dynamic loader's start-up before it: "
+			 "Syscall User Dispatch %s%d; patch mode %s%s)",
+			 sud_err > 0 ? "off, KPROF_DISPATCH=" : "unavailable, error ",
+			 sud_err > 0 ? 0 : -sud_err,
+			 chosen ? "chosen: KPROF_HOOK=patch" : "because rewrite mode is unavailable: ",
+			 chosen ? "" : symbols_why);
+	return cover_patch;
+}
 
 static const char *mode_name(void)
 {
@@ -52,7 +77,7 @@ static const char *mode_name(void)
 static const char *coverage(void)
 {
 	if (kp_rw_active)
-		return kp_rw_jmp ? cover_patch : cover_rewrite;
+		return kp_rw_jmp ? patch_coverage() : cover_rewrite;
 	if (!cover_symbols[0]) {
 		/* kanalyze's coverage note quotes the part in parentheses */
 		bool chosen = strcmp(symbols_why, "KPROF_HOOK=symbols") == 0;
@@ -314,19 +339,23 @@ static void jmp_patch(const struct kp_maps_line *m, uint64_t start, uint64_t end
 	}
 	uint64_t entry = (uint64_t)(uintptr_t)kp_rw_entry;
 	size_t written = 0;
+	/* packed at 16-byte steps: fewer pages touched than KP_RW_TRAMP_MAX each */
+	uint64_t at = (uint64_t)area;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t w = plans.v[3 * i], rest = plans.v[3 * i + 2];
 		struct kp_rw_plan p = { .start = w, .len = rest & 0xff, .sys_off = (rest >> 8) & 0xff,
 					.n_rip = (rest >> 16) & 0xff };
 		for (int k = 0; k < 4; k++)
 			p.rip[k] = (rest >> (24 + 8 * k)) & 0xff;
-		uint64_t at = (uint64_t)area + i * KP_RW_TRAMP_MAX, key;
+		uint64_t key;
 		int len = kp_rw_tramp_write((uint8_t *)(uintptr_t)at, at, (const uint8_t *)(uintptr_t)w,
 					    &p, entry, &key);
 		if (len < 0 || (c->threads && p.sys_off + 2u != p.len) || kp_rw_site_add(key)) {
 			plans.v[3 * i] = 0; /* left as it is */
 			continue;
 		}
+		plans.v[3 * i + 1] = at; /* the site's address is not needed again */
+		at += ((uint64_t)len + 15) & ~15ULL;
 		written++;
 	}
 	own_sys(SYS_mprotect, area, (long)size, PROT_READ | PROT_EXEC, 0, 0, 0);
@@ -339,7 +368,7 @@ static void jmp_patch(const struct kp_maps_line *m, uint64_t start, uint64_t end
 				continue;
 			struct kp_rw_plan p = { .start = w, .len = plans.v[3 * i + 2] & 0xff };
 			uint8_t jump[64];
-			if (kp_rw_tramp_jump(jump, &p, (uint64_t)area + i * KP_RW_TRAMP_MAX))
+			if (kp_rw_tramp_jump(jump, &p, plans.v[3 * i + 1]))
 				continue;
 			memcpy((void *)(uintptr_t)w, jump, p.len);
 			c->done++;
@@ -413,6 +442,54 @@ static int config(void)
 	return HOOK_AUTO;
 }
 
+/* KPROF_DISPATCH=0 leaves patch mode without its net (no SIGSYS handler). */
+static bool dispatch_wanted(void)
+{
+	extern char **environ;
+	for (char **e = environ; e && *e; e++)
+		if (strncmp(*e, "KPROF_DISPATCH=", 15) == 0)
+			return strcmp(*e + 15, "0") != 0 && strcmp(*e + 15, "off") != 0;
+	return true;
+}
+
+/*
+ * Patch mode: windows become jumps to trampolines, and Syscall User
+ * Dispatch catches the syscall instructions no jump replaced. Without
+ * either the mode is not started (symbol mode; the header says why).
+ */
+static void start_patch(bool chosen)
+{
+	kp_rw_live_threads = thread_count();
+	struct scan_ctx c = { .lo = 0, .hi = UINT64_MAX, .threads = kp_rw_live_threads > 1 };
+	kp_rw_jmp = true;
+	__atomic_store_n(&kp_rw_patching, true, __ATOMIC_RELEASE);
+	scan_all(&c);
+	if (!c.done) {
+		__atomic_store_n(&kp_rw_patching, false, __ATOMIC_RELEASE);
+		kp_rw_jmp = false;
+		char what[160];
+		snprintf(what, sizeof(what), "%sno syscall site could be patched with a jump",
+			 chosen ? "" : "cannot map the lowest page, and ");
+		set_why(what, c.err ? c.err : -ENOENT);
+		kp_debug(why_buf);
+		return;
+	}
+	int err = dispatch_wanted() ? kp_sud_start() : 1;
+	sud_err = err;
+	kp_rw_active = true;
+	if (kp_config.debug) {
+		char msg[200];
+		snprintf(msg, sizeof(msg),
+			 "patch mode: %llu sites patched with a jump, %llu without a window, "
+			 "%llu helper runs; dispatch %s",
+			 (unsigned long long)c.done,
+			 (unsigned long long)kp_rw_stats.unplanned,
+			 (unsigned long long)kp_rw_stats.helper_runs,
+			 err > 0 ? "off (KPROF_DISPATCH=0)" : err ? "unavailable" : "armed");
+		kp_debug(msg);
+	}
+}
+
 static void start_mode(void)
 {
 #if defined(__x86_64__)
@@ -428,38 +505,17 @@ static void start_mode(void)
 		return;
 	}
 	kp_rw_scan_init(self_path);
-	if (mode == HOOK_PATCH) {
-		/* no page at 0: jumps to trampolines (experimental) */
-		kp_rw_live_threads = thread_count();
-		struct scan_ctx c = { .lo = 0, .hi = UINT64_MAX, .threads = kp_rw_live_threads > 1 };
-		kp_rw_jmp = true;
-		__atomic_store_n(&kp_rw_patching, true, __ATOMIC_RELEASE);
-		scan_all(&c);
-		if (!c.done) {
-			__atomic_store_n(&kp_rw_patching, false, __ATOMIC_RELEASE);
-			kp_rw_jmp = false;
-			set_why("no syscall site could be patched with a jump",
-				c.err ? c.err : -ENOENT);
+	int err = mode == HOOK_PATCH ? -EPERM : kp_rw_page_map();
+	if (err) {
+		if (mode == HOOK_REWRITE) {
+			set_why("cannot map the lowest page", err);
 			kp_debug(why_buf);
 			return;
 		}
-		kp_rw_active = true;
-		if (kp_config.debug) {
-			char msg[160];
-			snprintf(msg, sizeof(msg),
-				 "patch mode: %llu sites patched with a jump, %llu without a window, "
-				 "%llu helper runs",
-				 (unsigned long long)c.done,
-				 (unsigned long long)kp_rw_stats.unplanned,
-				 (unsigned long long)kp_rw_stats.helper_runs);
-			kp_debug(msg);
-		}
-		return;
-	}
-	int err = kp_rw_page_map();
-	if (err) {
-		set_why("cannot map the lowest page", err);
-		kp_debug(why_buf);
+		/* auto without the lowest page, or chosen: jumps to trampolines */
+		if (mode == HOOK_AUTO)
+			set_why("cannot map the lowest page", err);
+		start_patch(mode == HOOK_PATCH);
 		return;
 	}
 	kp_rw_live_threads = thread_count();

@@ -30,6 +30,11 @@ void kp_own_mark_start(void)
  * an output process one futex wake and one wait (output_proc.c); after an
  * exec record the exec hook's prctl and set_tid_address.
  */
+unsigned (*kp_own_dispatch)(struct kp_rec_site_calls *out, unsigned cap, uint64_t *calls);
+
+/* the busiest sites of the dispatch path that a record names */
+#define KP_DISPATCH_SITES 64
+
 void kp_own_write(struct kp_writer *w, bool final, bool exec)
 {
 	bool remote = kp_outproc_pid() != 0;
@@ -64,6 +69,12 @@ void kp_own_write(struct kp_writer *w, bool final, bool exec)
 		.nr = nr, .count = count, .n = n,
 		.startup_nr = startup_nr, .startup = startup, .n_startup = n_startup,
 	};
+	struct kp_rec_site_calls sites[KP_DISPATCH_SITES];
+	if (kp_own_dispatch) {
+		own.dispatch = true;
+		own.n_dispatch_sites = kp_own_dispatch(sites, KP_DISPATCH_SITES, &own.dispatch_calls);
+		own.dispatch_sites = sites;
+	}
 	kp_rec_own(w, &c, &own);
 }
 

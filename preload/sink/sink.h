@@ -52,7 +52,13 @@ void kp_flush_lock_reset(void);
 /* ---- the `own` record (own_calls.c) ---- */
 /* The `own` record, when there is something in it (flush.c). */
 struct kp_writer;
+struct kp_rec_site_calls;
 void kp_own_write(struct kp_writer *w, bool final, bool exec);
+/* Patch mode's dispatch path (rewrite/dispatch.c sets it when armed):
+ * the busiest cap sites that trapped into out, how many; *calls: all
+ * calls that came that way. NULL: no dispatch, no keys in the record. */
+extern unsigned (*kp_own_dispatch)(struct kp_rec_site_calls *out, unsigned cap,
+				   uint64_t *calls);
 void kp_own_reset(void);
 /* The stream starts now: the calls so far were the start-up's. */
 void kp_own_mark_start(void);

@@ -2,7 +2,8 @@
 // A worker thread and the main thread hand a token back and forth ROUNDS
 // times (argv[2], default 500) with Atomics.wait/Atomics.notify on shared
 // memory: the futex traffic of a runtime whose threads wait for each other.
-// Prints rounds=N when done.
+// Then, with FILES (argv[3]) given, reads this file FILES times at once
+// through libuv's thread pool. Prints rounds=N (files=M) when done.
 'use strict';
 const { Worker, isMainThread, workerData } = require('worker_threads');
 
@@ -19,8 +20,18 @@ if (isMainThread) {
 	}
 	while (Atomics.load(shared, 0) !== 0)
 		Atomics.wait(shared, 0, 1);
-	worker.on('exit', (code) => {
-		console.log(`rounds=${rounds}`);
+	const files = Number(process.argv[3] || 0);
+	worker.on('exit', async (code) => {
+		if (files) {
+			const fs = require('fs');
+			const reads = [];
+			for (let i = 0; i < files; i++)
+				reads.push(fs.promises.readFile(__filename));
+			await Promise.all(reads);
+			console.log(`rounds=${rounds} files=${files}`);
+		} else {
+			console.log(`rounds=${rounds}`);
+		}
 		process.exitCode = code;
 	});
 } else {

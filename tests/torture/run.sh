@@ -8,11 +8,13 @@
 # that `kanalyze` reads with exit 0 and whose hook mode is the one asked
 # for, the shim said nothing on stderr, and the run left no process behind.
 #
-# Usage: tests/torture/run.sh [--quick] [--mode=symbols|rewrite|both]
+# Usage: tests/torture/run.sh [--quick] [--mode=M[,M...]|all|both]
 #                             [--plain-twice] [--keep] [CASE...]
 #   --quick        only the cases marked "# torture: quick", with
 #                  TORTURE_QUICK=1 (the CI-sized subset, tests/t_torture_quick.sh)
-#   --mode=M       the hook modes to run (default both)
+#   --mode=M       the hook modes to run: symbols, rewrite, patch, a comma
+#                  list of them, all (the three: the default), both
+#                  (symbols and rewrite)
 #   --plain-twice  run the plain run twice and fail a case whose two plain
 #                  runs differ (to find flaky tests before excluding them)
 #   --keep         keep every run's directory (traces included), not only
@@ -33,12 +35,21 @@ SHIM=$BUILD/libkprof.so
 KANALYZE=$BUILD/kanalyze
 scale=${TORTURE_TIMEOUT_SCALE:-1}
 
-quick=0 modes="symbols rewrite" plain_twice=0 keep=0 cases=()
+quick=0 modes="symbols rewrite patch" plain_twice=0 keep=0 cases=()
 for arg; do
 	case $arg in
 	--quick) quick=1 ;;
-	--mode=symbols | --mode=rewrite) modes=${arg#--mode=} ;;
 	--mode=both) modes="symbols rewrite" ;;
+	--mode=all) modes="symbols rewrite patch" ;;
+	--mode=*)
+		modes=${arg#--mode=}
+		modes=${modes//,/ }
+		for m in $modes; do
+			case $m in
+			symbols | rewrite | patch) ;;
+			*) echo "torture: unknown hook mode $m (symbols, rewrite, patch)" >&2; exit 2 ;;
+			esac
+		done ;;
 	--plain-twice) plain_twice=1 ;;
 	--keep) keep=1 ;;
 	-h | --help) sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
@@ -89,11 +100,12 @@ rundir() {
 	plain2) echo "$work/$1/p1" ;;
 	symbols) echo "$work/$1/sy" ;;
 	rewrite) echo "$work/$1/rw" ;;
+	patch) echo "$work/$1/pa" ;;
 	esac
 }
 
-# run_case CASE MODE DIR: one run of CASE in DIR (plain, symbols or
-# rewrite), in a session of its own so that a timeout or a leftover
+# run_case CASE MODE DIR: one run of CASE in DIR (plain, plain2, symbols,
+# rewrite or patch), in a session of its own so that a timeout or a leftover
 # process can be found and ended. Sets run_rc, run_secs, run_hang and
 # run_left (the leftover processes, one line each).
 run_case() {
@@ -102,7 +114,7 @@ run_case() {
 	limit=$(awk -v t="${limit:-300}" -v s="$scale" 'BEGIN { printf "%d", t * s }')
 	mkdir -p "$dir/cwd" "$dir/tmp"
 	local env=(TMPDIR="$dir/tmp" TORTURE_QUICK=$quick TORTURE_CASES="$here")
-	if [ "$mode" = symbols ] || [ "$mode" = rewrite ]; then
+	if [ "$mode" != plain ] && [ "$mode" != plain2 ]; then
 		env+=(LD_PRELOAD="$SHIM" KPROF_OUT="$dir/trace" KPROF_HOOK="$mode")
 	fi
 	local start=$EPOCHREALTIME

@@ -60,10 +60,13 @@ dash -c '. ./state.sh; state $$'
 echo "bash:"
 bash -c '. ./state.sh; state $$'
 echo "bash background child:"
-# (once it is sleep: before its exec it is still a copy of bash)
+# (once it is sleep: before its exec it is still a copy of bash) Seen from
+# another process, patch mode's SIGSYS handler shows in SigCgt, by design
+# (docs/SHIM.md, "What the program can see of the shim"): left out here,
+# the process's view of itself above keeps it.
 bash -c '. ./state.sh; sleep 1 & p=$!
 	for i in $(seq 1 100); do [ "$(cat /proc/$p/comm)" = sleep ] && break; sleep 0.01; done
-	state $p; kill $p; wait'
+	state $p | sed "s/^\(SigCgt: [0-9a-f]\{8\}\)4/\10/"; kill $p; wait'
 # Children list their descriptors with ls, a single process (ls's own
 # descriptor 3 is the directory it reads): a shell pipeline would show the
 # shell's pipes and its signal mask while it forks.

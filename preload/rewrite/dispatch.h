@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Syscall User Dispatch under patch mode (dispatch.c): the syscall
+ * instructions no jump replaced reach the hook through SIGSYS.
+ */
+#ifndef KPROF_DISPATCH_H
+#define KPROF_DISPATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Dispatch is armed (patch mode, a kernel that has it). */
+extern bool kp_sud_on;
+
+/* Installs the SIGSYS handler and arms the calling thread: 0 or -errno
+ * (-EINVAL: a kernel without Syscall User Dispatch). */
+int kp_sud_start(void);
+/* Arms the calling thread (a new thread, at its first hooked call). */
+void kp_sud_arm_thread(void);
+/* In a fork child, from the hook's fork path. */
+void kp_sud_after_fork_child(void);
+
+/*
+ * The program's signal calls while dispatch is on (hook.c): its SIGSYS
+ * action is kept here; SIGSYS never blocked for real. call makes the
+ * syscall with the (possibly replaced) pointer arguments.
+ */
+typedef long (*kp_sud_call_fn)(void *ctx, uint64_t x, uint64_t y);
+long kp_sud_sigaction(long sig, uint64_t act, uint64_t old, uint64_t size,
+		      kp_sud_call_fn call, void *ctx);
+long kp_sud_sigprocmask(long how, uint64_t set, uint64_t old, uint64_t size,
+			kp_sud_call_fn call, void *ctx);
+long kp_sud_sigsuspend(uint64_t set, uint64_t size, kp_sud_call_fn call, void *ctx);
+/* After a call made through the hook (hook.c, kp_rw_post): a read of the
+ * process's own /proc status gets the program's SIGSYS disposition. */
+void kp_sud_after_call(uint64_t nr, const uint64_t *args, long result);
+/* Around execve: the new image gets the mask the program believes in. */
+void kp_sud_before_exec(void);
+void kp_sud_exec_failed(void);
+
+/* Where a clone child on a new stack returns to: past a dispatch
+ * trampoline's stack adjustment (the child's stack is its own). */
+uint64_t kp_rw_sud_return(uint64_t ret_addr);
+/* hook.c: counts an rt_sigreturn that came through dispatch. */
+void kp_rw_count_sigreturn(void);
+
+/* A dispatch trampoline for the syscall at site (dispatch.c's layout)
+ * into b (64 bytes); *key: the hook's key, relative to b. Its length. */
+int kp_sud_tramp_write(uint8_t *b, uint64_t site, uint64_t entry, uint64_t *key);
+
+#endif
