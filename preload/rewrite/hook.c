@@ -15,6 +15,7 @@
  * mprotect that make code executable trigger a rescan.
  */
 #include <sched.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -41,20 +42,21 @@ struct clone3_args {
 /*
  * Syscalls that are more than a timed call: mmap mprotect munmap
  * rt_sigaction rt_sigprocmask rt_sigreturn mremap clone fork vfork execve
- * exit exit_group rt_sigsuspend execveat pkey_mprotect clone3. Tested with immediates, no table: a table is one
+ * exit wait4 exit_group waitid rt_sigsuspend execveat pkey_mprotect clone3. Tested with immediates, no table: a table is one
  * more page per call (see KP_RW_HOT).
  */
 #define SPECIAL_LOW ((1ULL << SYS_mmap) | (1ULL << SYS_mprotect) | (1ULL << SYS_munmap) | \
 		     (1ULL << SYS_rt_sigaction) | (1ULL << SYS_rt_sigprocmask) |               \
 		     (1ULL << SYS_rt_sigreturn) | (1ULL << SYS_mremap) | (1ULL << SYS_clone) | \
 		     (1ULL << SYS_fork) | (1ULL << SYS_vfork) | (1ULL << SYS_execve) |       \
-		     (1ULL << SYS_exit))
+		     (1ULL << SYS_exit) | (1ULL << SYS_wait4))
 static inline __attribute__((always_inline)) bool special(uint64_t nr)
 {
 	if (nr < 64)
 		return (SPECIAL_LOW >> nr) & 1;
 	return nr == SYS_exit_group || nr == SYS_execveat || nr == SYS_pkey_mprotect ||
-	       nr == SYS_clone3 || nr == SYS_rt_sigsuspend || nr >= KP_SYSCALL_MAX;
+	       nr == SYS_clone3 || nr == SYS_rt_sigsuspend || nr == SYS_waitid ||
+	       nr >= KP_SYSCALL_MAX;
 }
 
 static inline __attribute__((always_inline)) long sys_of(const struct kp_rw_frame *f)
@@ -412,6 +414,34 @@ static long signal_call(struct kp_rw_frame *f)
 	}
 }
 
+/*
+ * wait4 or waitid for any child with __WALL/__WCLONE when the output
+ * process is the only child (sink.h): made for our own pid instead, so
+ * that it fails with ECHILD as it would have without the shim.
+ */
+static long wait_call(struct kp_rw_frame *f)
+{
+	uint64_t *a = f->args;
+	/* int arguments: the upper half of the register is not the caller's */
+	bool any = f->nr == SYS_wait4 ? (int)a[0] <= 0
+				      : ((int)a[0] == P_ALL || (int)a[0] == P_PGID);
+	int options = (int)(f->nr == SYS_wait4 ? a[2] : a[3]);
+	if (!any || !kp_tracing() || !kp_outproc_only_child(options))
+		return timed(f, (unsigned)f->nr);
+	uint64_t save[2] = { a[0], a[1] };
+	long self = kp_raw0(SYS_getpid);
+	if (f->nr == SYS_wait4) {
+		a[0] = (uint64_t)self;
+	} else {
+		a[0] = P_PID;
+		a[1] = (uint64_t)self;
+	}
+	long r = timed(f, (unsigned)f->nr);
+	a[0] = save[0];
+	a[1] = save[1];
+	return r;
+}
+
 static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 {
 	uint64_t nr = f->nr;
@@ -437,6 +467,10 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 		r = timed(f, (unsigned)nr);
 		if (r == 0)
 			kp_rw_unmapped(a[0], a[1]);
+		break;
+	case SYS_wait4:
+	case SYS_waitid:
+		r = wait_call(f);
 		break;
 	case SYS_rt_sigaction:
 	case SYS_rt_sigprocmask:

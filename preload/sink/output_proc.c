@@ -27,6 +27,7 @@
  * kp_tls_flags) or libc beyond memory and string functions, and its
  * syscalls are not the program's own calls (kp_raw_syscall6, uncounted).
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -333,6 +334,53 @@ int kp_outproc_start(void)
 int kp_outproc_pid(void)
 {
 	return ch.pid;
+}
+
+/* Whether /proc/self/task/TID/children names a child but the output process. */
+static bool task_has_other_child(const char *tid)
+{
+	char path[64] = "/proc/self/task/", buf[512];
+	strcat(path, tid);
+	strcat(path, "/children");
+	ssize_t n = kp_read_file(path, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return true; /* cannot tell: as without the shim */
+	buf[n] = 0;
+	for (char *p = buf; *p;) {
+		while (*p == ' ' || *p == '\n')
+			p++;
+		if (!*p)
+			break;
+		long pid = 0;
+		while (*p >= '0' && *p <= '9')
+			pid = pid * 10 + (*p++ - '0');
+		if (pid != ch.pid)
+			return true;
+	}
+	return false;
+}
+
+bool kp_outproc_only_child(int options)
+{
+	if (!ch.pid || !(options & (__WALL | __WCLONE)))
+		return false;
+	long fd = kp_raw(SYS_openat, AT_FDCWD, "/proc/self/task",
+			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char buf[4096];
+	bool other = false;
+	long n;
+	while (!other && (n = kp_raw(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n && !other;) {
+			struct dirent64 *d = (struct dirent64 *)(void *)(buf + off);
+			off += d->d_reclen;
+			if (d->d_name[0] != '.')
+				other = task_has_other_child(d->d_name);
+		}
+	}
+	kp_raw(SYS_close, fd);
+	return !other;
 }
 
 /*

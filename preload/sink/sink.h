@@ -96,6 +96,14 @@ bool kp_output_after_death(bool mid_batch);
 int kp_outproc_start(void);
 /* Its pid; 0 when there is none (never started, stopped, or gone). */
 int kp_outproc_pid(void);
+/*
+ * A wait for any child with __WALL or __WCLONE (options) would report the
+ * output process, a clone child of the program's: with no other child
+ * left it blocks for ever where the kernel said ECHILD without the shim
+ * (strace ends only on ECHILD). True when the program has no other child
+ * (its /proc/self/task/<tid>/children): the wait is to get ECHILD.
+ */
+bool kp_outproc_only_child(int options);
 /* Runs fn(arg) there; -ESRCH without one, -EPIPE when it went away. */
 int kp_outproc_call(int (*fn)(void *), void *arg);
 void kp_outproc_stop(void);

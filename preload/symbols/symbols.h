@@ -87,6 +87,26 @@ static inline bool kp_call_begin(struct kp_call *c, unsigned nr, long arg0, uint
 	})
 #define KP_PASS(rtype, call) KP_PASS_AT(rtype, call, KP_CALLER())
 
+/* The end of a counted call of a libc function that returns -1 and errno
+ * on failure: accounted, errno kept. */
+static inline long kp_finish_int(struct kp_call *c, long r)
+{
+	int e = errno;
+	kp_call_end(c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
+	errno = e;
+	return r;
+}
+
+/* A raw syscall's result as libc gives it: -1 and errno on failure. */
+static inline long kp_raw_result(long r)
+{
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
 /* The hand-written hooks that syscall() hands its calls to, with its caller. */
 int kp_close_at(int fd, uint64_t site);
 int kp_close_range_at(unsigned first, unsigned last, int flags, uint64_t site);

@@ -15,29 +15,12 @@
 #include "symbols.h"
 #include "real.h"
 
-static long finish_int(struct kp_call *c, long r)
-{
-	int e = errno;
-	kp_call_end(c, r == -1, r == -1 ? e : 0, r == -1 ? -e : r);
-	errno = e;
-	return r;
-}
-
 /* After a counted call that returned r (-1 and errno on failure): the
  * descriptors it made, in the syscall's own arguments (core/fd_kinds.c). */
 static long noted(unsigned nr, long a0, long a1, long a2, long a3, long a4, long r)
 {
 	const long args[6] = { a0, a1, a2, a3, a4, 0 };
 	kp_fd_kinds_note(nr, args, r == -1 ? -(long)errno : r);
-	return r;
-}
-
-static long raw_result(long r)
-{
-	if (r < 0 && r > -4096) {
-		errno = (int)-r;
-		return -1;
-	}
 	return r;
 }
 
@@ -59,7 +42,7 @@ static bool needs_mode(int flags)
 		if (unlikely(!kp_real.name)) {                                 \
 			kp_ensure_init();                                      \
 			if (!kp_real.name)                                     \
-				return (int)raw_result(kp_raw(SYS_openat,      \
+				return (int)kp_raw_result(kp_raw(SYS_openat,      \
 					dirfd_arg, path, flags, mode));        \
 		}                                                              \
 		struct kp_call c;                                              \
@@ -67,7 +50,7 @@ static bool needs_mode(int flags)
 			return KP_PASS(int, kp_real.name(KP_DIRFD_##name path, flags, mode)); \
 		return (int)noted(SYS_openat, dirfd_arg, (long)(uintptr_t)path, flags, \
 				  mode, 0,                                     \
-				  finish_int(&c, kp_real.name(KP_DIRFD_##name path, flags, mode))); \
+				  kp_finish_int(&c, kp_real.name(KP_DIRFD_##name path, flags, mode))); \
 	}
 #define KP_DIRFD_open
 #define KP_DIRFD_open64
@@ -88,13 +71,13 @@ OPEN_HOOK(openat64, int dirfd KP_COMMA, dirfd)
 		if (unlikely(!kp_real.name)) {                                 \
 			kp_ensure_init();                                      \
 			if (!kp_real.name)                                     \
-				return (int)raw_result(kp_raw(SYS_fcntl, fd, cmd, arg)); \
+				return (int)kp_raw_result(kp_raw(SYS_fcntl, fd, cmd, arg)); \
 		}                                                              \
 		struct kp_call c;                                              \
 		if (!kp_call_begin(&c, SYS_fcntl, fd, KP_CALLER()))            \
 			return KP_PASS(int, kp_real.name(fd, cmd, arg));       \
 		return (int)noted(SYS_fcntl, fd, cmd, (long)(uintptr_t)arg, 0, 0, \
-				  finish_int(&c, kp_real.name(fd, cmd, arg))); \
+				  kp_finish_int(&c, kp_real.name(fd, cmd, arg))); \
 	}
 FCNTL_HOOK(fcntl)
 FCNTL_HOOK(fcntl64)
@@ -108,12 +91,12 @@ KP_EXPORT int ioctl(int fd, unsigned long req, ...)
 	if (unlikely(!kp_real.ioctl)) {
 		kp_ensure_init();
 		if (!kp_real.ioctl)
-			return (int)raw_result(kp_raw(SYS_ioctl, fd, req, arg));
+			return (int)kp_raw_result(kp_raw(SYS_ioctl, fd, req, arg));
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_ioctl, fd, KP_CALLER()))
 		return KP_PASS(int, kp_real.ioctl(fd, req, arg));
-	return (int)finish_int(&c, kp_real.ioctl(fd, req, arg));
+	return (int)kp_finish_int(&c, kp_real.ioctl(fd, req, arg));
 }
 
 KP_EXPORT int prctl(int option, ...)
@@ -128,12 +111,12 @@ KP_EXPORT int prctl(int option, ...)
 	if (unlikely(!kp_real.prctl)) {
 		kp_ensure_init();
 		if (!kp_real.prctl)
-			return (int)raw_result(kp_raw(SYS_prctl, option, a2, a3, a4, a5));
+			return (int)kp_raw_result(kp_raw(SYS_prctl, option, a2, a3, a4, a5));
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_prctl, option, KP_CALLER()))
 		return KP_PASS(int, kp_real.prctl(option, a2, a3, a4, a5));
-	return (int)finish_int(&c, kp_real.prctl(option, a2, a3, a4, a5));
+	return (int)kp_finish_int(&c, kp_real.prctl(option, a2, a3, a4, a5));
 }
 
 KP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
@@ -267,12 +250,12 @@ KP_EXPORT int renameat2(int fromfd, const char *from, int tofd, const char *to,
 	if (unlikely(!kp_real.renameat2)) {
 		kp_ensure_init();
 		if (!kp_real.renameat2)
-			return (int)raw_result(kp_raw(SYS_renameat2, fromfd, from, tofd, to, flags));
+			return (int)kp_raw_result(kp_raw(SYS_renameat2, fromfd, from, tofd, to, flags));
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, flags ? SYS_renameat2 : SYS_renameat, fromfd, KP_CALLER()))
 		return KP_PASS(int, kp_real.renameat2(fromfd, from, tofd, to, flags));
-	return (int)finish_int(&c, kp_real.renameat2(fromfd, from, tofd, to, flags));
+	return (int)kp_finish_int(&c, kp_real.renameat2(fromfd, from, tofd, to, flags));
 }
 
 /* The exported syscall() is syscall_front.S: vfork goes to vfork.S first. */
@@ -306,7 +289,7 @@ long kp_syscall_hook(long nr, ...)
 	if (unlikely(!kp_real.syscall)) {
 		kp_ensure_init();
 		if (!kp_real.syscall)
-			return raw_result(kp_raw(nr, a1, a2, a3, a4, a5, a6));
+			return kp_raw_result(kp_raw(nr, a1, a2, a3, a4, a5, a6));
 	}
 	struct kp_call c;
 	if (!kp_call_begin(&c, (unsigned long)nr < KP_SYSCALL_MAX ? (unsigned)nr : KP_SYSCALL_MAX, a1, KP_CALLER()))
@@ -321,7 +304,7 @@ long kp_syscall_hook(long nr, ...)
 	if (r > 0 && (nr == SYS_fork || nr == SYS_vfork || nr == SYS_clone3 ||
 		      (nr == SYS_clone && !(a1 & CLONE_THREAD))))
 		kp_note_fork((pid_t)r, "clone");
-	r = finish_int(&c, r);
+	r = kp_finish_int(&c, r);
 	if ((unsigned long)nr < KP_SYSCALL_MAX) {
 		int e = errno;
 		const long args[6] = { a1, a2, a3, a4, a5, a6 };
