@@ -36,6 +36,20 @@
 
 static csh dis_plain, dis_detail;
 static cs_insn *insn_plain, *insn_detail;
+
+/* The next instruction that decodes, stepping a byte past what does not
+ * (data in the code, padding); false at the end. */
+static bool next_insn(csh h, cs_insn *insn, const uint8_t **code, size_t *left, uint64_t *a)
+{
+	while (*left) {
+		if (cs_disasm_iter(h, code, left, a, insn))
+			return true;
+		(*code)++;
+		(*left)--;
+		(*a)++;
+	}
+	return false;
+}
 static bool verbose;
 static uint64_t decoded;
 
@@ -335,14 +349,8 @@ static bool red_zone_slot_used(const struct file *f, const uint8_t *data,
 	bool rsp_read_any = false, rsp_read_after = false, rsp_escape = false;
 	bool rbp_read_any = false, rbp_read_after = false, rbp_escape = false;
 	bool deref_after = false, deref_any = false;
-	while (left) {
-		uint64_t at = a;
-		if (!cs_disasm_iter(dis_detail, &code, &left, &a, insn_detail)) {
-			code++;
-			left--;
-			a++;
-			continue;
-		}
+	while (next_insn(dis_detail, insn_detail, &code, &left, &a)) {
+		uint64_t at = insn_detail->address;
 		const cs_x86 *x = &insn_detail->detail->x86;
 		unsigned id = insn_detail->id;
 		bool after = at > addr;
@@ -437,16 +445,9 @@ static int sweep_section(const struct file *f, const uint8_t *data, uint64_t sec
 		size_t left = size - (pos - sec_addr);
 		uint64_t a = pos;
 		bool site = false;
-		while (left && a <= x) {
-			uint64_t at = a;
-			if (!cs_disasm_iter(dis_plain, &code, &left, &a, insn_plain)) {
-				code++;
-				left--;
-				a++;
-				continue;
-			}
+		while (a <= x && next_insn(dis_plain, insn_plain, &code, &left, &a)) {
 			decoded += insn_plain->size;
-			if (at == x)
+			if (insn_plain->address == x)
 				site = is_syscall(insn_plain);
 		}
 		pos = a;
@@ -577,13 +578,7 @@ static int plan_targets(const uint8_t *data, uint64_t sec_addr, size_t size)
 	const uint8_t *code = data;
 	size_t left = size;
 	uint64_t a = sec_addr;
-	while (left) {
-		if (!cs_disasm_iter(dis_detail, &code, &left, &a, insn_detail)) {
-			code++;
-			left--;
-			a++;
-			continue;
-		}
+	while (next_insn(dis_detail, insn_detail, &code, &left, &a)) {
 		const cs_x86 *x = &insn_detail->detail->x86;
 		if (!in_group(insn_detail, X86_GRP_BRANCH_RELATIVE) || x->op_count != 1 ||
 		    x->operands[0].type != X86_OP_IMM)
