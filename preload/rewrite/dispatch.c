@@ -116,11 +116,6 @@ static struct sud_site *site_slot(uint64_t site, bool add)
 	return NULL;
 }
 
-static long own(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
-{
-	return kp_own_syscall6(nr, a1, a2, a3, a4, a5, a6);
-}
-
 int kp_sud_tramp_write(uint8_t *b, uint64_t site, uint64_t entry, uint64_t *key)
 {
 	static const uint8_t down[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
@@ -160,15 +155,15 @@ int kp_sud_tramp_write(uint8_t *b, uint64_t site, uint64_t entry, uint64_t *key)
  */
 static uint64_t tramp_make(uint64_t site)
 {
-	long p = own(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	long p = kp_raw(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		     -1, 0);
 	if (p < 0 && p > -4096)
 		return 0;
 	uint64_t key;
 	kp_sud_tramp_write((uint8_t *)p, site, (uint64_t)(uintptr_t)kp_rw_entry, &key);
-	if (own(SYS_mprotect, p, 4096, PROT_READ | PROT_EXEC, 0, 0, 0) < 0 ||
+	if (kp_raw(SYS_mprotect, p, 4096, PROT_READ | PROT_EXEC, 0, 0, 0) < 0 ||
 	    kp_rw_site_add((uint64_t)p + key)) {
-		own(SYS_munmap, p, 4096, 0, 0, 0, 0);
+		kp_raw(SYS_munmap, p, 4096, 0, 0, 0, 0);
 		return 0;
 	}
 	if ((uint64_t)p < tramp_lo)
@@ -189,7 +184,7 @@ uint64_t kp_rw_sud_return(uint64_t ret_addr)
 
 static void real_mask(int how, uint64_t set, uint64_t *old)
 {
-	own(SYS_rt_sigprocmask, how, (long)&set, (long)old, 8, 0, 0);
+	kp_raw(SYS_rt_sigprocmask, how, (long)&set, (long)old, 8, 0, 0);
 }
 
 static void forward(siginfo_t *si, ucontext_t *uc)
@@ -205,9 +200,9 @@ static void forward(siginfo_t *si, ucontext_t *uc)
 	if (a.handler == (uint64_t)(uintptr_t)SIG_DFL) {
 		/* its default: the process dies of it, as it would have */
 		struct k_sigaction dfl = { 0 };
-		own(SYS_rt_sigaction, SIGSYS, (long)&dfl, 0, 8, 0, 0);
-		own(SYS_rt_tgsigqueueinfo, own(SYS_getpid, 0, 0, 0, 0, 0, 0),
-		    own(SYS_gettid, 0, 0, 0, 0, 0, 0), SIGSYS, (long)si, 0, 0);
+		kp_raw(SYS_rt_sigaction, SIGSYS, (long)&dfl, 0, 8, 0, 0);
+		kp_raw(SYS_rt_tgsigqueueinfo, kp_raw(SYS_getpid, 0, 0, 0, 0, 0, 0),
+		    kp_raw(SYS_gettid, 0, 0, 0, 0, 0, 0), SIGSYS, (long)si, 0, 0);
 		return;
 	}
 	if (a.flags & SA_RESETHAND)
@@ -272,7 +267,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
 	} else {
 		/* no trampoline (no memory, a full table): made here, uncounted */
 		__atomic_fetch_add(&sud_unplaced, 1, __ATOMIC_RELAXED);
-		g[REG_RAX] = (greg_t)own(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
+		g[REG_RAX] = (greg_t)kp_raw(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
 					 g[REG_R8], g[REG_R9]);
 	}
 	errno = e;
@@ -319,6 +314,8 @@ static unsigned sites_busiest(struct kp_rec_site_calls *out, unsigned cap, uint6
  */
 #define STATUS_FDS 1024
 static uint64_t status_fd[STATUS_FDS / 64];
+/* Descriptors marked ever (reads are looked at only then: dispatch.h). */
+bool kp_sud_status_marked;
 
 static const char *digits(const char *p, uint64_t *v)
 {
@@ -341,7 +338,7 @@ static bool own_status_path(const char *p)
 	else if (strncmp(p, "thread-self/", 12) == 0)
 		return strcmp(p + 12, "status") == 0;
 	else if ((p = digits(p, &v)) && *p == '/' &&
-		 (long)v == own(SYS_getpid, 0, 0, 0, 0, 0, 0))
+		 (long)v == kp_raw(SYS_getpid, 0, 0, 0, 0, 0, 0))
 		p++;
 	else
 		return false;
@@ -387,8 +384,10 @@ void kp_sud_after_call(uint64_t nr, const uint64_t *a, long r)
 			return;
 		const char *path = (const char *)(uintptr_t)(nr == SYS_openat ? a[1] : a[0]);
 		uint64_t bit = 1ULL << (r % 64);
-		if (own_status_path(path))
+		if (own_status_path(path)) {
 			__atomic_fetch_or(&status_fd[r / 64], bit, __ATOMIC_RELAXED);
+			__atomic_store_n(&kp_sud_status_marked, true, __ATOMIC_RELAXED);
+		}
 		else
 			__atomic_fetch_and(&status_fd[r / 64], ~bit, __ATOMIC_RELAXED);
 		return;
@@ -414,9 +413,9 @@ void kp_sud_after_call(uint64_t nr, const uint64_t *a, long r)
 	/* where the read was in the file, and the file as it reads now (a
 	 * shell's `read` takes it a byte at a time) */
 	long fd = (long)a[0];
-	long start = nr == SYS_pread64 ? (long)a[3] : own(SYS_lseek, fd, 0, SEEK_CUR, 0, 0, 0) - r;
+	long start = nr == SYS_pread64 ? (long)a[3] : kp_raw(SYS_lseek, fd, 0, SEEK_CUR, 0, 0, 0) - r;
 	char text[4096];
-	long n = own(SYS_pread64, fd, (long)text, sizeof(text), 0, 0, 0);
+	long n = kp_raw(SYS_pread64, fd, (long)text, sizeof(text), 0, 0, 0);
 	if (start < 0 || n <= 0)
 		return;
 	uint64_t h = program_act.handler;
@@ -437,7 +436,7 @@ void kp_sud_arm_thread(void)
 {
 	if (!kp_sud_on)
 		return;
-	armed = own(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
+	armed = kp_raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 		    (long)kp_rw_text_start, (long)(kp_rw_text_end - kp_rw_text_start),
 		    (long)&selector, 0) == 0;
 }
@@ -468,7 +467,7 @@ static long install(bool onstack, struct k_sigaction *old)
 		.restorer = (uint64_t)(uintptr_t)kp_sud_restorer,
 		.mask = 0,
 	};
-	return own(SYS_rt_sigaction, SIGSYS, (long)&mine, (long)old, 8, 0, 0);
+	return kp_raw(SYS_rt_sigaction, SIGSYS, (long)&mine, (long)old, 8, 0, 0);
 }
 
 int kp_sud_start(void)
@@ -480,12 +479,12 @@ int kp_sud_start(void)
 		return (int)r;
 	program_act = old;
 	kp_sud_on = true;
-	r = own(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
+	r = kp_raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 		(long)kp_rw_text_start, (long)(kp_rw_text_end - kp_rw_text_start),
 		(long)&selector, 0);
 	if (r < 0) {
 		kp_sud_on = false;
-		own(SYS_rt_sigaction, SIGSYS, (long)&old, 0, 8, 0, 0);
+		kp_raw(SYS_rt_sigaction, SIGSYS, (long)&old, 0, 8, 0, 0);
 		return (int)r;
 	}
 	armed = true;
@@ -579,8 +578,8 @@ long kp_sud_sigprocmask(long how, uint64_t set_p, uint64_t old_p, uint64_t size,
 	virt_blocked = now;
 	if (!now && pending) {
 		pending = false;
-		own(SYS_rt_tgsigqueueinfo, own(SYS_getpid, 0, 0, 0, 0, 0, 0),
-		    own(SYS_gettid, 0, 0, 0, 0, 0, 0), SIGSYS, (long)&pending_info, 0, 0);
+		kp_raw(SYS_rt_tgsigqueueinfo, kp_raw(SYS_getpid, 0, 0, 0, 0, 0, 0),
+		    kp_raw(SYS_gettid, 0, 0, 0, 0, 0, 0), SIGSYS, (long)&pending_info, 0, 0);
 	}
 	return r;
 }

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 
 /* Dispatch is armed (patch mode, a kernel that has it). */
 extern bool kp_sud_on;
@@ -34,6 +35,18 @@ long kp_sud_sigsuspend(uint64_t set, uint64_t size, kp_sud_call_fn call, void *c
 /* After a call made through the hook (hook.c, kp_rw_post): a read of the
  * process's own /proc status gets the program's SIGSYS disposition. */
 void kp_sud_after_call(uint64_t nr, const uint64_t *args, long result);
+/* Some descriptor was opened on the process's own /proc status. */
+extern bool kp_sud_status_marked;
+/* Whether kp_sud_after_call has anything to do with a call of nr: opens
+ * and copies of descriptors; reads once a status file was opened. Inline,
+ * so that the hot path makes no call for the rest. */
+static inline __attribute__((always_inline)) bool kp_sud_watches(uint64_t nr)
+{
+	if (nr == SYS_read || nr == SYS_pread64)
+		return __atomic_load_n(&kp_sud_status_marked, __ATOMIC_RELAXED);
+	return nr == SYS_openat || nr == SYS_open || nr == SYS_dup || nr == SYS_dup2 ||
+	       nr == SYS_dup3 || nr == SYS_fcntl;
+}
 /* Around execve: the new image gets the mask the program believes in. */
 void kp_sud_before_exec(void);
 void kp_sud_exec_failed(void);

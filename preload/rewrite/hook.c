@@ -586,7 +586,7 @@ KP_RW_HOT __attribute__((flatten)) void kp_rw_post(struct kp_rw_frame *f)
 		end((struct kp_call *)(void *)f->call, r);
 		note_kinds(f, r);
 	}
-	if (unlikely(kp_sud_on))
+	if (unlikely(kp_sud_on) && kp_sud_watches(f->nr))
 		kp_sud_after_call(f->nr, f->args, (long)f->result);
 }
 
