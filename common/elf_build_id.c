@@ -33,6 +33,16 @@ bool kp_maps_parse(const char *line, struct kp_maps_line *m)
 		  (p[2] == 'x' ? PROT_EXEC : 0);
 	p += 5;
 	m->offset = hex(&p);
+	/* " maj:min inode " */
+	while (*p == ' ')
+		p++;
+	m->dev_major = (uint32_t)hex(&p);
+	m->dev_minor = *p == ':' ? (p++, (uint32_t)hex(&p)) : 0;
+	while (*p == ' ')
+		p++;
+	m->inode = 0;
+	for (; *p >= '0' && *p <= '9'; p++)
+		m->inode = m->inode * 10 + (uint64_t)(*p - '0');
 	const char *path = strchr(p, '/');
 	m->special = !path && strchr(p, '[') != NULL;
 	m->path = path && !strstr(path, " (deleted)") ? path : NULL;

@@ -34,6 +34,8 @@ struct kp_maps_line {
 	int prot;	  /* PROT_READ | PROT_WRITE | PROT_EXEC */
 	const char *path; /* into the line; NULL: anonymous, special or deleted */
 	bool special;	  /* [heap], [stack], [vdso] ... */
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
 };
 
 /* "start-end perms offset dev inode   path": false if malformed. */

@@ -57,27 +57,15 @@ long kp_read_proc_stat(uint64_t pid, char *buf, size_t cap)
 	return (long)n;
 }
 
-/* pid and ppid from /proc/self/stat: "pid (comm) state ppid ..." */
+/*
+ * pid and ppid, as the program's getpid and getppid see them (two calls:
+ * reading /proc/self/stat instead took 4 calls and, right after an exec,
+ * about 1 ms on a 2-vCPU KVM guest).
+ */
 int kp_read_pids(uint64_t *pid, uint64_t *ppid)
 {
-	char buf[512];
-	ssize_t n = kp_read_file("/proc/self/stat", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = 0;
-	uint64_t v = 0;
-	const char *p = buf;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (uint64_t)(*p++ - '0');
-	*pid = v;
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
-		return -EIO;
-	p += 4;
-	v = 0;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (uint64_t)(*p++ - '0');
-	*ppid = v;
+	*pid = (uint64_t)kp_raw0(SYS_getpid);
+	*ppid = (uint64_t)kp_raw0(SYS_getppid);
 	return 0;
 }
 

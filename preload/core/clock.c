@@ -69,6 +69,8 @@ static struct {
 	struct pair verified; /* last pair that agreed */
 	uint64_t next_check_ns;
 	bool have_parent;
+	bool parent_kernel; /* the parent's conversion was the kernel's */
+	bool no_kernel;	    /* the kernel gives no conversion here (or the parent's said so) */
 	uint64_t parent[5]; /* mult, tick0, mono0, tsc, mono of the parent */
 } cal = { .next_check_ns = UINT64_MAX };
 
@@ -467,9 +469,16 @@ void kp_clock_inherit(const char *value)
 		cal.quiet = true;
 		return;
 	}
-	/* 1:mult:tick0:mono0:tsc:mono (mult: ns per tick << KP_TSC_SHIFT) */
-	if (value[0] != '1' || value[1] != ':')
+	if (strcmp(value, "0") == 0) {
+		/* the parent's kernel gave no conversion: ours is the same kernel */
+		cal.no_kernel = true;
 		return;
+	}
+	/* K:mult:tick0:mono0:tsc:mono (mult: ns per tick << KP_TSC_SHIFT; K: 1
+	 * calibrated, 2 the kernel's conversion) */
+	if ((value[0] != '1' && value[0] != '2') || value[1] != ':')
+		return;
+	cal.parent_kernel = value[0] == '2';
 	const char *s = value + 2;
 	for (int i = 0; i < 5; i++) {
 		uint64_t v = 0;
@@ -495,8 +504,13 @@ bool kp_clock_handoff(char *buf, size_t cap)
 		memcpy(buf, HANDOFF_VAR "quiet", len + 6);
 		return true;
 	}
-	if (__atomic_load_n(&cal.state, __ATOMIC_RELAXED) != CAL_TSC ||
-	    kp_clock_kind() != KP_CLOCK_TSC)
+	int state = __atomic_load_n(&cal.state, __ATOMIC_RELAXED);
+	if (state == CAL_SAMPLING && cal.no_kernel) {
+		/* not calibrated yet: at least spare the child the perf_event_open */
+		memcpy(buf, HANDOFF_VAR "0", len + 2);
+		return true;
+	}
+	if ((state != CAL_TSC && state != CAL_KERNEL) || kp_clock_kind() != KP_CLOCK_TSC)
 		return false;
 	/* Reads only: this may be a vfork child sharing the parent's memory. */
 	struct pair p = take_pair();
@@ -504,7 +518,7 @@ bool kp_clock_handoff(char *buf, size_t cap)
 		return false;
 	uint64_t v[5] = { kp_clock.mult, kp_clock.tick0, kp_clock.mono0_ns, p.tsc,
 			  p.mono_ns };
-	memcpy(buf, HANDOFF_VAR "1", len + 1);
+	memcpy(buf, state == CAL_KERNEL ? HANDOFF_VAR "2" : HANDOFF_VAR "1", len + 1);
 	len += 1;
 	for (int i = 0; i < 5; i++) {
 		buf[len++] = ':';
@@ -537,8 +551,14 @@ static bool adopt_parent(void)
 	kp_clock.mono0_ns = anchor.mono_ns;
 	cal.anchor = anchor;
 	cal.verified = p;
-	cal.state = CAL_TSC;
 	__atomic_store_n(&kp_clock.kind, KP_CLOCK_TSC, __ATOMIC_RELEASE);
+	if (cal.parent_kernel) {
+		/* the kernel's conversion, as the parent read it: no checks */
+		cal.state = CAL_KERNEL;
+		kp_debug("clock: TSC with the kernel's conversion, as the parent image read it");
+		return true;
+	}
+	cal.state = CAL_TSC;
 	schedule(p.mono_ns + VERIFY_NS);
 	msg_str(&m, "clock: the parent's TSC calibration agrees with a fresh pair; timing with the TSC");
 	say(&m);
@@ -671,8 +691,13 @@ int kp_clock_init(void)
 		kp_debug("clock: CLOCK_MONOTONIC (KPROF_CLOCK=monotonic)");
 		return 0;
 	}
-	if (use_kernel_tsc())
+	/* the parent image's conversion (the kernel's or a calibration): no
+	 * perf_event_open, which costs 10 us to 12 ms on a KVM guest */
+	if (cal.have_parent && (cal.parent_kernel || cal.policy != POLICY_TSC) && adopt_parent())
 		return 0;
+	if (!cal.no_kernel && use_kernel_tsc())
+		return 0;
+	cal.no_kernel = true;
 #if defined(__x86_64__)
 	if (cal.policy == POLICY_TSC) {
 		/* asked for: refuse now rather than after the first samples */
@@ -682,7 +707,7 @@ int kp_clock_init(void)
 			return 0;
 		}
 	}
-	if (cal.have_parent && adopt_parent())
+	if (cal.have_parent && !cal.parent_kernel && cal.policy == POLICY_TSC && adopt_parent())
 		return 0;
 	cal.state = CAL_SAMPLING;
 	cal.samples = 0;

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The descriptor kind table (fd_kinds.h): filled at start-up from
- * /proc/self/fd, kept up to date from the syscalls that create, duplicate
- * and close descriptors, and completed lazily: a descriptor the shim did
- * not see being made (inside libc: fopen, opendir, popen; or by a plain
- * open(), see below) takes its kind from the program's own fstat of it
+ * The descriptor kind table (fd_kinds.h): kept up to date from the
+ * syscalls that create, duplicate and close descriptors, and completed
+ * lazily: a descriptor the shim did not see being made (open at start-up;
+ * inside libc: fopen, opendir, popen; or by a plain open(), see below) takes its kind from the program's own fstat of it
  * when that comes first, else from one fstat of the shim's the first time
  * a hooked call uses it. Forgetting an entry is always safe (it costs one
  * fstat later); keeping a wrong one is not, so whatever is uncertain is
@@ -378,15 +377,13 @@ int kp_fd_scan(void (*fn)(void *ctx, int fd, unsigned kind), void *ctx)
 	return 0;
 }
 
-static void remember(void *ctx, int fd, unsigned kind)
-{
-	(void)ctx;
-	set_kind(fd, kind);
-}
-
+/*
+ * The descriptors open at start are classified at their first use, as
+ * those made inside libc are: a scan of /proc/self/fd here cost an open,
+ * two getdents64 and an fstat per descriptor in every process image,
+ * most of them never used (a shell's 0, 1 and 2 in /bin/true).
+ */
 void kp_fd_kinds_init(void)
 {
 	kp_syscall_fd_arg_bits(NULL, kp_fd_arg_bits, KP_SYSCALL_MAX);
-	/* without /proc every descriptor is classified at its first use */
-	kp_fd_scan(remember, NULL);
 }

@@ -30,7 +30,7 @@ extern uint8_t kp_fd_kinds[KP_FD_TABLE];
 /* Syscalls whose first argument is a descriptor (kp_syscall_fd_arg). */
 extern uint64_t kp_fd_arg_bits[KP_SYSCALL_MAX / 64];
 
-/* Start-up: the bitmap, and the kinds of the descriptors open now. */
+/* Start-up: the bitmap of calls whose first argument is a descriptor. */
 void kp_fd_kinds_init(void);
 
 /*

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/utsname.h>
 
 #include "lifecycle.h"
 #include "trace_dest.h"
@@ -72,12 +73,13 @@ static bool env_true(const char *v)
 }
 
 /*
- * Reads KPROF_* once. KPROF_EXEC_STREAM (set by our execve hook: pid and
- * stream of the image that exec'd), KPROF_EXEC_CLOCK and KPROF_EXEC_SITES
+ * Reads KPROF_* once. KPROF_EXEC_STREAM (set by our execve hook: pid,
+ * stream, output process and ppid of the image that exec'd), KPROF_EXEC_CLOCK and KPROF_EXEC_SITES
  * (the parent's clock calibration and site cache) are removed so the
  * program never sees them.
  */
-static void read_config(uint64_t *exec_pid, uint64_t *exec_stream, uint64_t *exec_outproc)
+static void read_config(uint64_t *exec_pid, uint64_t *exec_stream, uint64_t *exec_outproc,
+			uint64_t *exec_ppid)
 {
 	copy_str(kp_config.out, sizeof(kp_config.out), KP_DEST_FALLBACK_DIR);
 	kp_config.interval_ms = 1000;
@@ -128,8 +130,19 @@ static void read_config(uint64_t *exec_pid, uint64_t *exec_stream, uint64_t *exe
 						stream[m] = 0;
 						*exec_stream = parse_u64(stream, &ok);
 					}
-					if (p2)
-						*exec_outproc = parse_u64(p2 + 1, &ok);
+					/* [:<output process>[:<ppid>]] */
+					if (p2) {
+						const char *p3 = strchr(p2 + 1, ':');
+						char num[24];
+						size_t k = p3 ? (size_t)(p3 - (p2 + 1)) : strlen(p2 + 1);
+						if (k < sizeof(num)) {
+							memcpy(num, p2 + 1, k);
+							num[k] = 0;
+							*exec_outproc = parse_u64(num, &ok);
+						}
+						if (p3)
+							*exec_ppid = parse_u64(p3 + 1, &ok);
+					}
 				}
 			}
 			env_remove(e);
@@ -139,11 +152,42 @@ static void read_config(uint64_t *exec_pid, uint64_t *exec_stream, uint64_t *exe
 	}
 }
 
+static int start_argc = -1;
+static char **start_argv;
+
+void kp_start_args(int argc, char **argv)
+{
+	start_argc = argc;
+	start_argv = argv;
+}
+
+/* The constructor's argv as /proc/self/cmdline has it (NUL after each). */
+static ssize_t args_of_constructor(char *buf, size_t cap)
+{
+	if (start_argc < 0 || !start_argv)
+		return -ENOENT;
+	size_t len = 0;
+	for (int i = 0; i < start_argc && start_argv[i]; i++) {
+		size_t n = strlen(start_argv[i]) + 1;
+		if (len + n > cap)
+			n = cap - len;
+		memcpy(buf + len, start_argv[i], n);
+		len += n;
+		if (len == cap)
+			break;
+	}
+	return (ssize_t)len;
+}
+
 static void read_process_info(void)
 {
 	long n = kp_raw(SYS_readlink, "/proc/self/exe", kp_proc.exe, sizeof(kp_proc.exe) - 1);
 	kp_proc.exe[n > 0 ? n : 0] = 0;
-	ssize_t len = kp_read_file("/proc/self/cmdline", kp_proc.cmdline, sizeof(kp_proc.cmdline) - 1);
+	/* from the constructor's arguments when it started us: no call */
+	ssize_t len = args_of_constructor(kp_proc.cmdline, sizeof(kp_proc.cmdline) - 1);
+	if (len < 0)
+		len = kp_read_file("/proc/self/cmdline", kp_proc.cmdline,
+				   sizeof(kp_proc.cmdline) - 1);
 	if (len < 0)
 		len = 0;
 	kp_proc.cmdline[len] = 0;
@@ -152,8 +196,12 @@ static void read_process_info(void)
 		kp_proc.argv[kp_proc.argc++] = &kp_proc.cmdline[i];
 		i += (ssize_t)strlen(&kp_proc.cmdline[i]) + 1;
 	}
-	kp_read_line_file("/proc/sys/kernel/hostname", kp_proc.host, sizeof(kp_proc.host));
-	kp_read_line_file("/proc/sys/kernel/osrelease", kp_proc.kernel, sizeof(kp_proc.kernel));
+	/* one call for both (the /proc/sys files took 8) */
+	struct utsname u;
+	if (kp_raw(SYS_uname, &u) == 0) {
+		copy_str(kp_proc.host, sizeof(kp_proc.host), u.nodename);
+		copy_str(kp_proc.kernel, sizeof(kp_proc.kernel), u.release);
+	}
 }
 
 /* A relative KPROF_OUT is relative to the working directory at start. */
@@ -222,22 +270,29 @@ bool kp_after_fork_child(void)
 
 int kp_setup(void)
 {
-	uint64_t exec_pid = 0, exec_stream = 0, exec_outproc = 0;
-	read_config(&exec_pid, &exec_stream, &exec_outproc);
+	uint64_t exec_pid = 0, exec_stream = 0, exec_outproc = 0, exec_ppid = 0;
+	read_config(&exec_pid, &exec_stream, &exec_outproc, &exec_ppid);
 	if (getauxval(AT_SECURE)) {
 		/* setuid/setgid/capabilities: never write files for such a program */
 		kp_debug("secure-execution mode (setuid, setgid or file capabilities): not tracing");
 		return -EPERM;
 	}
 	kp_events_enabled = kp_config.events;
+	kp_phase("config");
 	int err = kp_clock_init();
+	kp_phase("clock");
 	if (err)
 		return err;
-	err = kp_read_pids(&kp_proc.pid, &kp_proc.ppid);
-	if (err)
-		return err;
+	/* an exec'd image's ppid is its exec'ing image's (no getppid: a call
+	 * the kernel would count in the program's pid) */
+	kp_proc.pid = (uint64_t)kp_raw0(SYS_getpid);
+	if (exec_pid && exec_pid == kp_proc.pid && exec_ppid)
+		kp_proc.ppid = exec_ppid;
+	else
+		kp_read_pids(&kp_proc.pid, &kp_proc.ppid);
 	read_process_info();
 	absolutize_out();
+	kp_phase("process");
 	kp_proc.stream = kp_new_stream_id(kp_proc.pid);
 	kp_proc.exit_status = -1;
 	if (exec_pid && exec_pid == kp_proc.pid) {
@@ -256,6 +311,7 @@ int kp_setup(void)
 	kp_syscall_would_block_bits(NULL, kp_would_block_bits, KP_SYSCALL_MAX);
 	/* the descriptors open now, before the trace's own */
 	kp_fd_kinds_init();
+	kp_phase("descriptors");
 	kp_reset_deadline();
 	/* the core's deadline and the output process call the flush */
 	kp_flush_init();

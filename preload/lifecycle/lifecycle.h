@@ -9,6 +9,7 @@
 #ifndef KPROF_LIFECYCLE_H
 #define KPROF_LIFECYCLE_H
 
+#include "../core/phases.h"
 #include "../sink/sink.h"
 
 /*
@@ -27,6 +28,9 @@ static inline bool kp_tracing(void)
 
 /* A stream id unique per process image, without a syscall. */
 uint64_t kp_new_stream_id(uint64_t mix);
+/* The arguments the constructor was given (glibc passes main's): the
+ * header's argv without reading /proc/self/cmdline. */
+void kp_start_args(int argc, char **argv);
 /* Start-up, once per image (before the shim goes active): 0 or -errno. */
 int kp_setup(void);
 /* The stream starts now: the calls so far were the start-up's. */

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 
 #include "elf_build_id.h"
@@ -44,7 +45,7 @@ static char helper_path[KP_PATH_MAX];
 int kp_rw_list_add(struct kp_rw_list *l, uint64_t x)
 {
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 512, old = l->cap * sizeof(uint64_t);
+		size_t cap = l->cap ? l->cap * 2 : 2048, old = l->cap * sizeof(uint64_t);
 		long p = l->v ? kp_raw(SYS_mremap, l->v, old, cap * sizeof(uint64_t), MREMAP_MAYMOVE)
 			      : kp_raw(SYS_mmap, 0, cap * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -66,6 +67,28 @@ void kp_rw_list_free(struct kp_rw_list *l)
 
 /* ---- the per-user cache of sites ---- */
 
+static long euid = -1;
+
+static long our_euid(void)
+{
+	if (euid < 0)
+		euid = kp_raw0(SYS_geteuid);
+	return euid;
+}
+
+/* A directory (not a link to one) of ours that nobody else may write to. */
+static bool dir_is_ours(const char *path)
+{
+	struct stat st;
+	return kp_raw(SYS_newfstatat, AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(st.st_mode) && (long)st.st_uid == our_euid() && !(st.st_mode & 077);
+}
+
+/*
+ * The cache directory: the parent image's when it is the one our
+ * environment names (checked there), else ours checked, made when
+ * missing. Its entries are trusted as ours: nobody else can write there.
+ */
 static void cache_dir_init(void)
 {
 	extern char **environ;
@@ -78,6 +101,13 @@ static void cache_dir_init(void)
 	}
 	const char *base = xdg ? xdg : home;
 	const char *tail = xdg ? "/kprof/sites" : "/.cache/kprof/sites";
+	if (base && strlen(base) + strlen(tail) < sizeof(cache_dir) &&
+	    strncmp(kp_config.exec_sites, base, strlen(base)) == 0 &&
+	    strcmp(kp_config.exec_sites + strlen(base), tail) == 0) {
+		/* the parent image's, checked there by the same user: no calls */
+		strcpy(cache_dir, kp_config.exec_sites);
+		goto ours;
+	}
 	if (!base && kp_config.exec_sites[0] == '/' &&
 	    strlen(kp_config.exec_sites) + 64 < sizeof(cache_dir)) {
 		/*
@@ -90,14 +120,18 @@ static void cache_dir_init(void)
 	}
 	if (!base || strlen(base) + strlen(tail) + 64 >= sizeof(cache_dir))
 		return;
+	strcpy(cache_dir, base);
+	strcat(cache_dir, tail);
+	if (dir_is_ours(cache_dir))
+		goto ours; /* made before: one call */
 	/* only in a directory of our own (root with another user's HOME,
 	 * under sudo, must not create directories there) */
 	struct stat base_st;
 	if (kp_raw(SYS_newfstatat, AT_FDCWD, base, &base_st, 0) ||
-	    (long)base_st.st_uid != kp_raw0(SYS_geteuid))
+	    (long)base_st.st_uid != our_euid()) {
+		cache_dir[0] = 0;
 		return;
-	strcpy(cache_dir, base);
-	strcat(cache_dir, tail);
+	}
 	/* each level 0700 where we create it; the last one must be ours */
 	char tmp[KP_PATH_MAX];
 	strcpy(tmp, cache_dir);
@@ -109,14 +143,12 @@ static void cache_dir_init(void)
 		*p = '/';
 	}
 	kp_raw(SYS_mkdir, tmp, 0700);
-check:;
-	struct stat st;
-	if (kp_raw(SYS_newfstatat, AT_FDCWD, cache_dir, &st, AT_SYMLINK_NOFOLLOW) ||
-	    !S_ISDIR(st.st_mode) || (long)st.st_uid != kp_raw0(SYS_geteuid) ||
-	    (st.st_mode & 077)) {
+check:
+	if (!dir_is_ours(cache_dir)) {
 		cache_dir[0] = 0;
 		return;
 	}
+ours:
 	strcpy(cache_handoff, "KPROF_EXEC_SITES=");
 	strcat(cache_handoff, cache_dir);
 }
@@ -162,28 +194,33 @@ static bool cache_read(const char *build_id, uint64_t size, struct kp_rw_list *o
 	long fd = kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return false;
-	struct cache_head h;
-	bool ok = false;
-	struct stat st;
-	if (kp_raw(SYS_fstat, fd, &st) == 0 &&
-	    (long)st.st_uid == kp_raw0(SYS_geteuid) &&
-	    kp_raw(SYS_pread64, fd, &h, sizeof(h), 0) == (long)sizeof(h) &&
-	    memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.file_size == size &&
-	    strncmp(h.build_id, build_id, sizeof(h.build_id)) == 0 &&
-	    h.count < (1u << 20) &&
-	    (uint64_t)st.st_size == sizeof(h) + h.count * sizeof(uint64_t)) {
-		ok = true;
-		for (uint64_t i = 0; ok && i < h.count; i += 512) {
-			uint64_t buf[512];
-			uint64_t n = h.count - i < 512 ? h.count - i : 512;
-			long r = kp_raw(SYS_pread64, fd, buf, n * sizeof(uint64_t),
-					sizeof(h) + i * sizeof(uint64_t));
-			if (r != (long)(n * sizeof(uint64_t)))
+	/* the head and, for most files, every entry in one read; the rest after */
+	static uint64_t buf[2048]; /* under kp_rw_lock */
+	const struct cache_head *h = (const void *)buf;
+	long got = kp_raw(SYS_pread64, fd, buf, sizeof(buf), 0);
+	bool ok = got >= (long)sizeof(*h) && memcmp(h->magic, CACHE_MAGIC, 8) == 0 &&
+		  h->file_size == size && strncmp(h->build_id, build_id, sizeof(h->build_id)) == 0 &&
+		  h->count < (1u << 20);
+	if (ok) {
+		/* exactly the head and count entries: a short or long file is not ours */
+		uint64_t count = h->count, want = sizeof(*h) + count * sizeof(uint64_t);
+		uint64_t off = 0, i = 0;
+		size_t skip = sizeof(*h) / sizeof(uint64_t);
+		*skipped = h->skipped;
+		while (ok && got > 0) {
+			if (got % (long)sizeof(uint64_t) || off + (uint64_t)got > want) {
 				ok = false;
-			for (uint64_t k = 0; ok && k < n; k++)
+				break;
+			}
+			for (size_t k = skip; ok && k < (size_t)got / sizeof(uint64_t); k++, i++)
 				ok = kp_rw_list_add(out, buf[k]) == 0;
+			off += (uint64_t)got;
+			skip = 0;
+			if (off == want && got < (long)sizeof(buf))
+				break;
+			got = kp_raw(SYS_pread64, fd, buf, sizeof(buf), off);
 		}
-		*skipped = h.skipped;
+		ok = ok && off == want && i == count;
 	}
 	kp_raw(SYS_close, fd);
 	if (!ok)
@@ -264,6 +301,7 @@ static void helper_sigchld_drop(long pid)
 	if (kp_raw(SYS_waitid, P_ALL, 0, &si, WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT,
 		   NULL) == 0 && si.si_pid) {
 		si.si_signo = SIGCHLD;
+		{ char b[24]; kp_write_stderr("KPDBG waitid child "); kp_write_stderr(kp_u64_dec(b, (uint64_t)si.si_pid)); kp_write_stderr(" self "); kp_write_stderr(kp_u64_dec(b, (uint64_t)kp_raw0(SYS_getpid))); kp_write_stderr(kp_state == KP_ACTIVE ? " active" : " init"); kp_write_stderr("\n"); }
 		kp_raw(SYS_rt_sigqueueinfo, kp_raw0(SYS_getpid), SIGCHLD, &si);
 	}
 }
@@ -277,6 +315,12 @@ static void helper_sigchld_drop(long pid)
  */
 static int run_helper(const char *path, bool plan, struct kp_rw_list *out, uint64_t *skipped)
 {
+	static bool checked;
+	if (!checked) {
+		checked = true;
+		if (helper_path[0] && kp_raw(SYS_access, helper_path, X_OK))
+			helper_path[0] = 0;
+	}
 	if (!helper_path[0])
 		return -ENOENT;
 	int fds[2];
@@ -363,8 +407,7 @@ static int run_helper(const char *path, bool plan, struct kp_rw_list *out, uint6
 static bool read_safe(uint64_t addr, void *buf, size_t n)
 {
 	struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)addr, n };
-	long pid = kp_raw0(SYS_getpid);
-	return kp_raw(SYS_process_vm_readv, pid, &local, 1, &remote, 1, 0) == (long)n;
+	return kp_raw(SYS_process_vm_readv, kp_raw0(SYS_getpid), &local, 1, &remote, 1, 0) == (long)n;
 }
 
 /* ---- anonymous code ---- */
@@ -473,30 +516,49 @@ int kp_rw_scan_init(const char *self_path)
 	const char *slash = strrchr(self_path, '/');
 	size_t dir = slash ? (size_t)(slash - self_path) : 0;
 	if (slash && dir + sizeof("/kprof-sites") < sizeof(helper_path)) {
+		/* looked at when first needed (a cache miss): execve says if it is not there */
 		memcpy(helper_path, self_path, dir);
 		strcpy(helper_path + dir, "/kprof-sites");
-		if (kp_raw(SYS_access, helper_path, X_OK))
-			helper_path[0] = 0;
 	}
 	cache_dir_init();
 	return 0;
 }
 
-/* The file behind a mapping: an ELF file (true) or something else. */
-static bool elf_file(long fd, struct stat *st)
+/* A file's first bytes, read once for the ELF check and its build-id. */
+struct file_head {
+	long fd;
+	long n;
+	char buf[1024];
+};
+
+static long head_pread(void *ctx, void *buf, size_t count, uint64_t offset)
 {
-	char magic[4];
-	return kp_raw(SYS_fstat, fd, st) == 0 && S_ISREG(st->st_mode) &&
-	       kp_raw(SYS_pread64, fd, magic, 4, 0) == 4 && memcmp(magic, "\177ELF", 4) == 0;
+	struct file_head *f = ctx;
+	if (offset <= (uint64_t)f->n && count <= (uint64_t)f->n - offset) {
+		memcpy(buf, f->buf + offset, count);
+		return (long)count;
+	}
+	return pread_fd(&f->fd, buf, count, offset);
+}
+
+/* The file behind a mapping: an ELF file (true) or something else. */
+static bool elf_file(struct file_head *f, struct stat *st)
+{
+	if (kp_raw(SYS_fstat, f->fd, st) != 0 || !S_ISREG(st->st_mode))
+		return false;
+	f->n = kp_raw(SYS_pread64, f->fd, f->buf, sizeof(f->buf), 0);
+	return f->n >= 4 && memcmp(f->buf, "\177ELF", 4) == 0;
 }
 
 /* Cache key of a file: its build-id, or its identity and age without one. */
-static void file_key(long fd, const struct stat *st, char *key, size_t cap)
+static void file_key(struct file_head *f, const struct stat *st, char *key, size_t cap)
 {
 	char scratch[4096];
-	kp_elf_build_id(pread_fd, &fd, scratch, sizeof(scratch), key);
-	if (key[0])
+	kp_elf_build_id(head_pread, f, scratch, sizeof(scratch), key);
+	if (key[0]) {
+		kp_maps_know_build_id(major(st->st_dev), minor(st->st_dev), st->st_ino, key);
 		return;
+	}
 	snprintf(key, cap, "dev%llx-ino%llu-mtime%lld.%09ld", (unsigned long long)st->st_dev,
 		 (unsigned long long)st->st_ino, (long long)st->st_mtim.tv_sec,
 		 st->st_mtim.tv_nsec);
@@ -508,16 +570,17 @@ int kp_rw_scan_region(uint64_t start, uint64_t end, uint64_t offset,
 	if (!(prot & PROT_READ))
 		return 0; /* execute-only: cannot read it to check */
 	kp_rw_stats.regions++;
-	long fd = path ? kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC) : -ENOENT;
+	struct file_head f;
+	f.fd = path ? kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC) : -ENOENT;
 	struct stat st;
-	if (fd < 0 || !elf_file(fd, &st)) {
-		if (fd >= 0)
-			kp_raw(SYS_close, fd);
+	if (f.fd < 0 || !elf_file(&f, &st)) {
+		if (f.fd >= 0)
+			kp_raw(SYS_close, f.fd);
 		return scan_anonymous(start, end, out);
 	}
 	char key[96];
-	file_key(fd, &st, key, sizeof(key));
-	kp_raw(SYS_close, fd);
+	file_key(&f, &st, key, sizeof(key));
+	kp_raw(SYS_close, f.fd);
 	struct kp_rw_list offsets = { 0 };
 	uint64_t skipped = 0;
 	int err = 0;
@@ -560,16 +623,17 @@ int kp_rw_plan_region(uint64_t start, uint64_t end, uint64_t offset,
 {
 	if (!(prot & PROT_READ) || !path)
 		return 0;
-	long fd = kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	struct file_head f;
+	f.fd = kp_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	if (fd < 0 || !elf_file(fd, &st)) {
-		if (fd >= 0)
-			kp_raw(SYS_close, fd);
+	if (f.fd < 0 || !elf_file(&f, &st)) {
+		if (f.fd >= 0)
+			kp_raw(SYS_close, f.fd);
 		return 0;
 	}
 	char key[96 + 8];
-	file_key(fd, &st, key, 96);
-	kp_raw(SYS_close, fd);
+	file_key(&f, &st, key, 96);
+	kp_raw(SYS_close, f.fd);
 	strcat(key, ".plan4"); /* bumped when the planner changes */
 	struct kp_rw_list recs = { 0 };
 	uint64_t without = 0;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 
 #include "elf_build_id.h"
 #include "../lifecycle/lifecycle.h"
@@ -139,25 +140,25 @@ void kp_rw_unlock(void)
 /* The whole file in one read-only pass; buffer grows by mmap. */
 static char *maps_read(size_t *len)
 {
-	static char *buf;
-	static size_t cap;
+	static char first[65536]; /* enough for most processes: no mmap */
+	static char *buf = first;
+	static size_t cap = sizeof(first);
 	long fd = kp_raw(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	size_t have = 0;
 	for (;;) {
 		if (have + 4096 > cap) {
-			size_t ncap = cap ? cap * 2 : 65536;
+			size_t ncap = cap * 2;
 			long p = kp_raw(SYS_mmap, 0, ncap, PROT_READ | PROT_WRITE,
 					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			if (p < 0 && p > -4096) {
 				kp_raw(SYS_close, fd);
 				return NULL;
 			}
-			if (buf) {
-				memcpy((char *)p, buf, have);
+			memcpy((char *)p, buf, have);
+			if (buf != first)
 				kp_raw(SYS_munmap, buf, cap);
-			}
 			buf = (char *)p;
 			cap = ncap;
 		}
@@ -240,9 +241,14 @@ static int page_prot(uint64_t addr)
 	return prot;
 }
 
-/* Threads of the process now, from /proc/self/status (1 when unknown). */
+/*
+ * Threads of the process now: 1 while libc says no thread was ever made
+ * (no call at all), else from /proc/self/status (1 when unknown).
+ */
 static long thread_count(void)
 {
+	if (__libc_single_threaded)
+		return 1;
 	char buf[2048];
 	long fd = kp_raw(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -404,22 +410,41 @@ static void scan_mapping(const struct kp_maps_line *m, struct scan_ctx *c)
 	kp_rw_list_free(&sites);
 }
 
+/* Scans the executable mappings read last (exec_mappings) in c's range. */
+static void scan_read(struct scan_ctx *c)
+{
+	for (size_t i = 0; i < n_exec_maps; i++)
+		scan_mapping(&exec_maps[i], c);
+}
+
 static void scan_all(struct scan_ctx *c)
 {
 	kp_rw_lock();
 	exec_mappings(c->lo, c->hi);
-	for (size_t i = 0; i < n_exec_maps; i++)
-		scan_mapping(&exec_maps[i], c);
+	scan_read(c);
 	kp_rw_unlock();
 }
 
-static void find_own_text(const struct kp_maps_line *m, void *ctx)
+/* At start: the mappings read for find_own_text (the shim mapped nothing
+ * executable of the program's since). */
+static void scan_start(struct scan_ctx *c)
 {
-	char *path = ctx;
-	if ((m->prot & PROT_EXEC) && m->path && strlen(m->path) < KP_PATH_MAX) {
-		kp_rw_text_start = m->start;
-		kp_rw_text_end = m->end;
-		strcpy(path, m->path);
+	kp_rw_lock();
+	scan_read(c);
+	kp_rw_unlock();
+}
+
+/* The shim's own code among the mappings read (its path into path). */
+static void find_own_text(char *path)
+{
+	uint64_t self = (uint64_t)(uintptr_t)kp_rw_entry;
+	for (size_t i = 0; i < n_exec_maps; i++) {
+		const struct kp_maps_line *m = &exec_maps[i];
+		if (m->start <= self && self < m->end && m->path && strlen(m->path) < KP_PATH_MAX) {
+			kp_rw_text_start = m->start;
+			kp_rw_text_end = m->end;
+			strcpy(path, m->path);
+		}
 	}
 }
 
@@ -463,7 +488,7 @@ static void start_patch(bool chosen)
 	struct scan_ctx c = { .lo = 0, .hi = UINT64_MAX, .threads = kp_rw_live_threads > 1 };
 	kp_rw_jmp = true;
 	__atomic_store_n(&kp_rw_patching, true, __ATOMIC_RELEASE);
-	scan_all(&c);
+	scan_start(&c);
 	if (!c.done) {
 		__atomic_store_n(&kp_rw_patching, false, __ATOMIC_RELEASE);
 		kp_rw_jmp = false;
@@ -497,15 +522,21 @@ static void start_mode(void)
 	if (mode == HOOK_SYMBOLS)
 		return;
 	uint64_t t_start = kp_mono_ns();
-	uint64_t self = (uint64_t)(uintptr_t)kp_rw_entry;
 	char self_path[KP_PATH_MAX];
-	maps_each(self, self + 1, find_own_text, self_path);
+	/* one read of /proc/self/maps at start: the shim's code, then the scan */
+	kp_rw_lock();
+	exec_mappings(0, UINT64_MAX);
+	kp_rw_unlock();
+	find_own_text(self_path);
 	if (!kp_rw_text_end) {
 		set_why("cannot find the shim's own code", -ENOENT);
 		return;
 	}
+	kp_phase("own code");
 	kp_rw_scan_init(self_path);
+	kp_phase("site cache");
 	int err = mode == HOOK_PATCH ? -EPERM : kp_rw_page_map();
+	kp_phase("lowest page");
 	if (err) {
 		if (mode == HOOK_REWRITE) {
 			set_why("cannot map the lowest page", err);
@@ -519,9 +550,11 @@ static void start_mode(void)
 		return;
 	}
 	kp_rw_live_threads = thread_count();
+	kp_phase("threads");
 	struct scan_ctx c = { .lo = 0, .hi = UINT64_MAX, .threads = kp_rw_live_threads > 1 };
 	__atomic_store_n(&kp_rw_patching, true, __ATOMIC_RELEASE);
-	scan_all(&c);
+	scan_start(&c);
+	kp_phase("rewrite");
 	if (c.libc_failed || !kp_rw_sites_count()) {
 		kp_rw_patch_revert_all();
 		__atomic_store_n(&kp_rw_patching, false, __ATOMIC_RELEASE);

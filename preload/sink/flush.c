@@ -16,7 +16,8 @@
 
 #define BATCH_BUF_BYTES (256u << 10)
 
-static char *batch_buf;
+/* in the library's zero pages: only what a batch touches costs memory */
+static char batch_buf[BATCH_BUF_BYTES];
 static struct kp_writer writer;
 
 static struct {
@@ -416,16 +417,11 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 	bool final = kind == KP_FLUSH_EXIT || kind == KP_FLUSH_EXEC || kind == KP_FLUSH_DEATH;
 	batch_seq0 = kp_proc.seq;
 	if (!kp_proc.pid)
-		kp_read_pids(&kp_proc.pid, &kp_proc.ppid);
-	if (!batch_buf) {
-		long p = kp_raw(SYS_mmap, 0, BATCH_BUF_BYTES, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p < 0 && p > -4096)
-			return;
-		batch_buf = (char *)p;
-	}
+		kp_proc.pid = (uint64_t)kp_raw0(SYS_getpid); /* ppid: set at the fork */
 	struct kp_writer *w = &writer;
 	kp_writer_init(w, batch_buf, BATCH_BUF_BYTES, kp_output_write, NULL);
+	if (kind == KP_FLUSH_START)
+		kp_outproc_reap_at_start();
 	int err = kp_output_begin_batch();
 	if (err) {
 		/* count what this batch would have held; nothing recycled */

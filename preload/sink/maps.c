@@ -9,6 +9,7 @@
  * appear by then) and before each dlclose (symbols/dlclose.c); kanalyze
  * lets a later record win where records overlap.
  */
+#include <elf.h>
 #include <fcntl.h>
 #include <string.h>
 
@@ -21,9 +22,88 @@
 
 struct map_line {
 	uint64_t start, end, offset;
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
 	const char *path;
 	char build_id[KP_BUILD_ID_HEX];
 };
+
+/*
+ * Build-ids known without opening the file: those the site cache read at
+ * start-up (rewrite/scan.c: its key) and the shim's own, from its memory.
+ * Written under the rewrite lock, read under the flush lock: an entry is
+ * filled before the count that publishes it.
+ */
+#define KNOWN_MAX 64
+static struct {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	char id[KP_BUILD_ID_HEX];
+} known[KNOWN_MAX];
+static unsigned n_known;
+
+void kp_maps_know_build_id(uint32_t dev_major, uint32_t dev_minor, uint64_t inode,
+			   const char *id)
+{
+	unsigned n = __atomic_load_n(&n_known, __ATOMIC_ACQUIRE);
+	if (n == KNOWN_MAX || strlen(id) >= KP_BUILD_ID_HEX)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		if (known[i].inode == inode && known[i].dev_major == dev_major &&
+		    known[i].dev_minor == dev_minor)
+			return;
+	known[n].dev_major = dev_major;
+	known[n].dev_minor = dev_minor;
+	known[n].inode = inode;
+	strcpy(known[n].id, id);
+	__atomic_store_n(&n_known, n + 1, __ATOMIC_RELEASE);
+}
+
+static bool known_build_id(const struct map_line *m, char out[KP_BUILD_ID_HEX])
+{
+	unsigned n = __atomic_load_n(&n_known, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n; i++)
+		if (known[i].inode == m->inode && known[i].dev_major == m->dev_major &&
+		    known[i].dev_minor == m->dev_minor) {
+			memcpy(out, known[i].id, KP_BUILD_ID_HEX);
+			return true;
+		}
+	return false;
+}
+
+/* The shim's own ELF header, wherever it was loaded (the linker's symbol). */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+
+/* Reads the shim's own first segment (file offset = address - __ehdr_start). */
+static long own_image_read(void *ctx, void *buf, size_t n, uint64_t off)
+{
+	uint64_t size = *(const uint64_t *)ctx;
+	if (off > size || n > size - off)
+		return -EIO;
+	memcpy(buf, __ehdr_start + off, n);
+	return (long)n;
+}
+
+/* The shim's build-id from its own mapped headers and notes: no call. */
+static bool own_build_id(const struct map_line *m, char out[KP_BUILD_ID_HEX])
+{
+	uint64_t self = (uint64_t)(uintptr_t)own_build_id;
+	if (self < m->start || self >= m->end)
+		return false;
+	/* the headers and notes are in the first segment, mapped at offset 0 */
+	const Elf64_Ehdr *eh = (const void *)__ehdr_start;
+	uint64_t size = 0;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const void *)(__ehdr_start + eh->e_phoff + i * sizeof(*ph));
+		if (ph->p_type == PT_LOAD && ph->p_offset == 0) {
+			size = ph->p_filesz;
+			break;
+		}
+	}
+	char scratch[1024];
+	kp_elf_build_id(own_image_read, &size, scratch, sizeof(scratch), out);
+	return out[0] != 0;
+}
 
 /* Static: flushes are serialized by the flush lock, and thread stacks may be small. */
 static struct map_line maps[MAPS_MAX];
@@ -43,6 +123,9 @@ static bool parse_line(char *line, struct map_line *m, size_t *paths_used)
 	m->start = l.start;
 	m->end = l.end;
 	m->offset = l.offset;
+	m->dev_major = l.dev_major;
+	m->dev_minor = l.dev_minor;
+	m->inode = l.inode;
 	m->path = paths + *paths_used;
 	*paths_used += n + 1;
 	m->build_id[0] = 0;
@@ -107,7 +190,8 @@ int kp_maps_write(struct kp_writer *w, uint64_t pid, uint64_t stream,
 				break;
 		if (j < i)
 			memcpy(maps[i].build_id, maps[j].build_id, sizeof(maps[i].build_id));
-		else
+		else if (!known_build_id(&maps[i], maps[i].build_id) &&
+			 !own_build_id(&maps[i], maps[i].build_id))
 			read_build_id(maps[i].path, maps[i].build_id);
 	}
 	struct kp_rec_common c = { .pid = pid, .stream = stream,

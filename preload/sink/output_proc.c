@@ -54,6 +54,8 @@
 #endif
 
 #define STACK_BYTES (128u << 10)
+/* the output process's stack, in the library's zero pages (no mmap call) */
+static char stack[STACK_BYTES] __attribute__((aligned(64)));
 /* The parent-death signal; the output process's handlers are its own. */
 #define DEATH_SIGNAL 64
 #define KSIGSET_BYTES 8
@@ -77,7 +79,6 @@ static struct {
 	int lock;
 	int reap_pid;	 /* an earlier image's output process, not reaped yet */
 	int pidfd;	 /* the program, in the output process's table (or -errno) */
-	char *stack;
 } ch;
 
 static __thread int *saved_tid_address;
@@ -307,13 +308,6 @@ int kp_outproc_start(void)
 {
 	if (ch.pid)
 		return 0;
-	if (!ch.stack) {
-		long p = kp_raw(SYS_mmap, 0, STACK_BYTES, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-		if (p < 0 && p > -4096)
-			return (int)p;
-		ch.stack = (char *)p;
-	}
 	ch.program_pid = (int)kp_raw0(SYS_getpid);
 	ch.req = ch.done = 1;
 	ch.ready = READY_NO;
@@ -321,7 +315,7 @@ int kp_outproc_start(void)
 	uint64_t all = ~0ULL, old;
 	kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, KSIGSET_BYTES);
 	long pid = kp_outproc_clone(CLONE_VM | CLONE_FILES | CLONE_UNTRACED,
-				    ch.stack + STACK_BYTES, outproc_main, NULL);
+				    stack + STACK_BYTES, outproc_main, NULL);
 	if (kp_own_counting()) /* not through kp_raw: counted here */
 		__atomic_fetch_add(&kp_own_calls[SYS_clone], 1, __ATOMIC_RELAXED);
 	kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, KSIGSET_BYTES);
@@ -473,9 +467,7 @@ void kp_outproc_exec_failed(void)
 /* A fork child: the output process is its parent's; it makes its own. */
 void kp_outproc_after_fork(void)
 {
-	char *stack = ch.stack;
 	memset(&ch, 0, sizeof(ch));
-	ch.stack = stack;
 	armed = false;
 }
 
@@ -489,7 +481,28 @@ void kp_outproc_reap(void)
 {
 	if (!ch.reap_pid)
 		return;
-	long r = kp_raw(SYS_wait4, ch.reap_pid, NULL, WNOHANG | __WCLONE, NULL);
+	/* __WALL: its exit signal became SIGCHLD when our exec made us a new image */
+	long r = kp_raw(SYS_wait4, ch.reap_pid, NULL, WNOHANG | __WALL, NULL);
 	if (r == ch.reap_pid || r == -ECHILD)
 		ch.reap_pid = 0;
+}
+
+/*
+ * At start-up, before main: the earlier image's output process, woken by
+ * our exec, is reaped before the program can see it. It exits as soon as
+ * it runs, but on a busy machine that can be after the program set its
+ * handlers, and the kernel then sends us SIGCHLD for it (a child whose
+ * parent exec'd since it was made signals SIGCHLD whatever its exit
+ * signal): procps' ps dies of that. So it is waited for, sleeping (its
+ * CPU may be ours), up to 50 ms: one that is stopped is left for later.
+ */
+void kp_outproc_reap_at_start(void)
+{
+	for (int i = 0; ch.reap_pid && i < 500; i++) {
+		kp_outproc_reap();
+		if (!ch.reap_pid)
+			break;
+		struct timespec ts = { 0, 100000 };
+		kp_raw(SYS_nanosleep, &ts, NULL);
+	}
 }

@@ -68,6 +68,10 @@ struct kp_writer;
 /* A `maps` record of the executable file mappings, with build-ids. */
 int kp_maps_write(struct kp_writer *w, uint64_t pid, uint64_t stream,
 		  uint64_t *seq);
+/* A file's build-id, known already (the site cache's key): the record
+ * need not read it again. */
+void kp_maps_know_build_id(uint32_t dev_major, uint32_t dev_minor, uint64_t inode,
+			   const char *id);
 
 /* ---- output (output.c) ---- */
 
@@ -112,6 +116,8 @@ void kp_outproc_exec_failed(void);
 void kp_outproc_after_fork(void);
 void kp_outproc_reap_later(int pid);
 void kp_outproc_reap(void);
+/* Start-up: the earlier image's output process reaped before main. */
+void kp_outproc_reap_at_start(void);
 /* In the output process: the dead program's wait status, -1 unknown. */
 int kp_outproc_exit_code(void);
 /* Set by kp_flush_init: what the output process calls when the program

@@ -150,8 +150,9 @@ SPAWN_HOOK(posix_spawnp)
 
 
 /*
- * KPROF_EXEC_STREAM=<pid>:<stream>[:<output process>] into marker (the new
- * image reaps our output process); false if it does not fit.
+ * KPROF_EXEC_STREAM=<pid>:<stream>:<output process, 0: none>:<ppid> into
+ * marker (the new image reaps our output process and keeps our ppid);
+ * false if it does not fit.
  */
 static bool format_marker(char *marker, size_t marker_cap)
 {
@@ -159,8 +160,9 @@ static bool format_marker(char *marker, size_t marker_cap)
 	size_t len = strlen(prefix);
 	char tmp[48];
 	memcpy(marker, prefix, len);
-	uint64_t vals[3] = { kp_proc.pid, kp_proc.stream, (uint64_t)kp_outproc_pid() };
-	int n_vals = vals[2] ? 3 : 2;
+	uint64_t vals[4] = { kp_proc.pid, kp_proc.stream, (uint64_t)kp_outproc_pid(),
+			     kp_proc.ppid };
+	int n_vals = 4;
 	for (int k = 0; k < n_vals; k++) {
 		uint64_t v = vals[k];
 		int pos = 47;
@@ -187,7 +189,7 @@ static void before_exec(unsigned nr, const char *path)
 		/* rewrite mode: the syscall hook counts and flushes each execve;
 		 * the marker needs the pid, which a fork child learns late */
 		if (!kp_proc.pid)
-			kp_read_pids(&kp_proc.pid, &kp_proc.ppid);
+			kp_proc.pid = (uint64_t)kp_raw0(SYS_getpid); /* ppid: set at the fork */
 		return;
 	}
 	kp_account_untimed(nr, false, 0, true);
@@ -216,7 +218,7 @@ static int exec_failed(unsigned nr, int e)
 	}                                                                      \
 	char *env_arr[kp_state == KP_ACTIVE ? MAX_ENV_COPY : 1];               \
 	char env_scratch[kp_state == KP_ACTIVE ? KP_PATH_MAX * 2 : 1];         \
-	char marker[64];                                                       \
+	char marker[96];                                                       \
 	char *const *env = (envp_in);                                          \
 	bool traced = kp_tracing();                                            \
 	/* a vfork child is not counted but its exec'd image is followed */  \

@@ -32,7 +32,9 @@ static int start(void)
 		return -err;
 	/* a thread's call through rewritten code waits for the rest of this */
 	kp_wait_start = kp_ensure_init;
+	kp_phase("setup");
 	kp_rw_start();
+	kp_phase("hook mode");
 	kp_setup_done();
 	return 0;
 }
@@ -41,7 +43,9 @@ static void init_once_fn(void)
 {
 	/* from here on the process's calls are the shim's or the program's */
 	kp_own_startup_ns = kp_mono_ns();
+	kp_phase("");
 	kp_resolve_all();
+	kp_phase("libc functions");
 	if (start()) {
 		kp_debug("cannot start, passing every call through untraced");
 		__atomic_store_n(&kp_state, KP_PASSIVE, __ATOMIC_RELEASE);
@@ -50,6 +54,8 @@ static void init_once_fn(void)
 	__atomic_store_n(&kp_state, KP_ACTIVE, __ATOMIC_RELEASE);
 	/* active: its syscalls count as the shim's own */
 	kp_flush_start();
+	kp_phase("header");
+	kp_phases_say("start-up");
 }
 
 void kp_ensure_init(void)
@@ -64,8 +70,11 @@ void kp_ensure_init(void)
 	kp_tls_flags &= ~KP_TLS_IN_INIT;
 }
 
-__attribute__((constructor)) static void kp_constructor(void)
+/* glibc calls constructors with main's arguments */
+__attribute__((constructor)) static void kp_constructor(int argc, char **argv, char **envp)
 {
+	(void)envp;
+	kp_start_args(argc, argv);
 	kp_ensure_init();
 }
 
