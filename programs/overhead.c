@@ -12,6 +12,10 @@
  *                        three above in turn; wall time of the whole process
  *   --workload=memory    no timing: VmRSS/VmSize with one thread, then with
  *                        --threads more threads that each made one call
+ *   --workload=exec      fork, execve of /bin/true and waitpid, as a shell
+ *                        runs a command: a "call" is one such round, and
+ *                        the warm-up is calls/10 of them (at least 1): a
+ *                        profiler's per-process cost, its start-up and exit
  *
  * Prints (timed workloads):
  *   calls=N              syscalls made in the timed loop (exactly)
@@ -30,10 +34,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-enum workload { W_GETPPID, W_READ, W_EAGAIN, W_THREADS, W_MEMORY };
+enum workload { W_GETPPID, W_READ, W_EAGAIN, W_THREADS, W_MEMORY, W_EXEC };
 
 static int zero_fd = -1;
 static int empty_pipe[2] = { -1, -1 };
@@ -68,9 +73,27 @@ static void one_eagain(void)
 		failed = 1;
 }
 
+/* One command run as a shell runs it: fork, exec, wait; exit status 0. */
+static void one_exec(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		failed = 1;
+}
+
 static void loop(enum workload w, long n)
 {
 	switch (w) {
+	case W_EXEC:
+		for (long i = 0; i < n; i++)
+			one_exec();
+		break;
 	case W_GETPPID:
 		for (long i = 0; i < n; i++)
 			one_getppid();
@@ -98,8 +121,10 @@ static void loop(enum workload w, long n)
 
 static long warmup_ms;
 
-static long warmup_calls(long n)
+static long warmup_calls(enum workload w, long n)
 {
+	if (w == W_EXEC)
+		return n / 10 > 1 ? n / 10 : 1;
 	return n / 10 > 100 ? n / 10 : 100;
 }
 
@@ -107,9 +132,9 @@ static long warmup_calls(long n)
 static void warm_up(enum workload w, long n)
 {
 	int64_t end = now_ns() + (int64_t)warmup_ms * 1000000;
-	loop(w, warmup_calls(n));
+	loop(w, warmup_calls(w, n));
 	while (now_ns() < end)
-		loop(w, 1000);
+		loop(w, w == W_EXEC ? 1 : 1000);
 }
 
 static void *mix_thread(void *arg)
@@ -213,18 +238,19 @@ int main(int argc, char **argv)
 			nthreads = (int)strtol(argv[i] + 10, NULL, 10);
 		} else {
 			fprintf(stderr, "overhead: unknown argument %s\n"
-				"usage: overhead --workload=getppid|read|eagain|threads|memory "
+				"usage: overhead --workload=getppid|read|eagain|threads|memory|exec "
 				"[--calls=N] [--threads=N] [--warmup-ms=MS]\n", argv[i]);
 			return 2;
 		}
 	}
-	static const char *const names[] = { "getppid", "read", "eagain", "threads", "memory" };
+	static const char *const names[] = { "getppid", "read", "eagain", "threads", "memory",
+					     "exec" };
 	int w = -1;
-	for (int i = 0; name && i < 5; i++)
+	for (int i = 0; name && i < 6; i++)
 		if (strcmp(name, names[i]) == 0)
 			w = i;
 	if (w < 0 || calls < 1 || nthreads < 1 || nthreads > 64) {
-		fprintf(stderr, "overhead: need --workload=getppid|read|eagain|threads|memory, "
+		fprintf(stderr, "overhead: need --workload=getppid|read|eagain|threads|memory|exec, "
 			"--calls >= 1, 1 <= --threads <= 64\n");
 		return 2;
 	}

@@ -3,7 +3,8 @@
  * The overhead suite's parts (suite_overhead.c registers it): the rows it
  * compares and running a command under one of them (overhead_command.c),
  * the per-call cost of each (overhead_calls.c), the shim's memory
- * (overhead_memory.c) and kanalyze's read speed (overhead_kanalyze.c).
+ * (overhead_memory.c), the calls it adds to each exec'd image
+ * (overhead_exec.c) and kanalyze's read speed (overhead_kanalyze.c).
  */
 #ifndef KRUNNER_OVERHEAD_H
 #define KRUNNER_OVERHEAD_H
@@ -16,7 +17,7 @@
 #define RUN_TIMEOUT_MS 600000
 #define ATTACH_TIMEOUT_MS 30000
 
-enum workload_id { W_GETPPID, W_READ, W_EAGAIN, W_THREADS, W_NODE, N_WORKLOADS };
+enum workload_id { W_GETPPID, W_READ, W_EAGAIN, W_THREADS, W_NODE, W_EXEC, N_WORKLOADS };
 
 extern const char *const workload_names[N_WORKLOADS];
 
@@ -82,6 +83,8 @@ struct profiler overhead_shim_profiler(struct suite_ctx *ctx, const char *trace_
 int overhead_round_workload(struct suite_ctx *ctx, enum workload_id w);
 int overhead_round_memory(struct suite_ctx *ctx);
 int overhead_round_kanalyze(struct suite_ctx *ctx);
+/* overhead_exec.c: the syscalls each shim mode adds to an exec'd image. */
+int overhead_round_exec_syscalls(struct suite_ctx *ctx);
 /* overhead_kanalyze.c: the traces it reads, made in setup. */
 int overhead_kanalyze_setup(struct suite_ctx *ctx);
 

@@ -49,7 +49,8 @@ static void build_command(struct suite_ctx *ctx, int p, enum workload_id w, stru
 	int nwords;
 	bool slow = p < N_PROFILERS && profiler_rows[p].slow;
 	const char *calls = suite_option(ctx, w == W_NODE ? (slow ? "node-slow-calls" : "node-calls")
-							 : (slow ? "slow-calls" : "calls"));
+					      : w == W_EXEC ? (slow ? "exec-slow-calls" : "exec-calls")
+							    : (slow ? "slow-calls" : "calls"));
 	memset(c, 0, sizeof(*c));
 	workload_argv(ctx, w, calls, c, words, &nwords);
 	switch (p) {

@@ -13,6 +13,12 @@
  * clock that sees a tracer's work in another process (strace, perf) — on a
  * loaded machine it also sees the scheduler, hence the interleaving.
  *
+ * The exec workload's "call" is a whole command run (fork, exec of
+ * /bin/true, wait): what a profiler adds per process, start-up and exit,
+ * which is what decides a compiler cache's or a kernel build's overhead;
+ * and the syscalls each shim mode adds to one exec'd image, as strace -f
+ * counts them (overhead_exec.c).
+ *
  * Also: the shim's memory (per process and per thread, from the anonymous
  * resident memory and VmSize of programs/overhead.c --workload=memory with
  * and without the shim), and
@@ -46,7 +52,7 @@
 #include "suite.h"
 
 const char *const workload_names[N_WORKLOADS] = {
-	"getppid", "read", "eagain", "threads", "node",
+	"getppid", "read", "eagain", "threads", "node", "exec",
 };
 
 const struct profiler_row profiler_rows[N_PROFILERS] = {
@@ -89,6 +95,15 @@ static const struct metric_def metrics[] = {
 	WORKLOAD("eagain", "read() of an empty non-blocking pipe, EAGAIN"),
 	WORKLOAD("threads", "4 threads mixing the three, wall time / calls"),
 	WORKLOAD("node", "node: readSync + writeSync of 1 byte"),
+	WORKLOAD("exec", "fork, exec of /bin/true, wait: ns per command run"),
+	{ "exec_syscalls_plain", "calls", LOWER_IS_BETTER,
+	  "syscalls of one fork, exec of /bin/true and wait (strace -f -c), plain" },
+	{ "exec_syscalls_kprof_added", "calls", LOWER_IS_BETTER,
+	  "syscalls the shim adds to one exec'd image, symbol mode (start-up and exit)" },
+	{ "exec_syscalls_kprof_rewrite_added", "calls", LOWER_IS_BETTER,
+	  "the same, rewrite mode" },
+	{ "exec_syscalls_kprof_patch_added", "calls", LOWER_IS_BETTER,
+	  "the same, patch mode" },
 	{ "memory_process_rss_bytes", "bytes", LOWER_IS_BETTER,
 	  "shim: anonymous resident memory added to a one-thread process" },
 	{ "memory_process_vsz_bytes", "bytes", LOWER_IS_BETTER,
@@ -134,6 +149,8 @@ static const struct suite_option options[] = {
 	{ "slow-calls", "4000", "syscalls per run under strace and perf trace" },
 	{ "node-calls", "40000", "syscalls per run of the Node workload" },
 	{ "node-slow-calls", "4000", "the same under strace and perf trace" },
+	{ "exec-calls", "200", "commands run (fork, exec of /bin/true, wait) per run of exec" },
+	{ "exec-slow-calls", "50", "the same under strace and perf trace" },
 	{ "trace-calls", "2000000", "calls (event records) in the trace kanalyze reads" },
 	{ "memory-threads", "16", "threads of the memory measurement" },
 };
@@ -179,6 +196,8 @@ static int round_overhead(struct suite_ctx *ctx)
 	int err = 0;
 	for (int w = 0; !err && w < N_WORKLOADS; w++)
 		err = overhead_round_workload(ctx, (enum workload_id)w);
+	if (!err)
+		err = overhead_round_exec_syscalls(ctx);
 	if (!err)
 		err = overhead_round_memory(ctx);
 	if (!err)
@@ -236,7 +255,8 @@ static void teardown_overhead(struct suite_ctx *ctx)
 		fclose(lf);
 	}
 	fprintf(f, "Overhead per syscall: ns added (median over %d rounds [min–max]) and "
-		   "slowdown ratio. Load average at the end: %s.\n\n| profiler |",
+		   "slowdown ratio; for exec, per command run (fork, exec of /bin/true, "
+		   "wait). Load average at the end: %s.\n\n| profiler |",
 		ctx->rounds_done, load);
 	for (int w = 0; w < N_WORKLOADS; w++)
 		fprintf(f, " %s |", workload_names[w]);
@@ -267,7 +287,7 @@ static void teardown_overhead(struct suite_ctx *ctx)
 	fprintf(f, "\n\n| other | value |\n|---|---|\n");
 	for (size_t m = 0; m < ARRAY_SIZE(metrics); m++) {
 		if (strncmp(metrics[m].name, "memory_", 7) && strncmp(metrics[m].name, "kanalyze_", 9) &&
-		    strncmp(metrics[m].name, "gzip_", 5))
+		    strncmp(metrics[m].name, "gzip_", 5) && strncmp(metrics[m].name, "exec_syscalls_", 14))
 			continue;
 		cell(ctx, metrics[m].name, "%.0f", text[0], sizeof(text[0]));
 		fprintf(f, "| %s (%s) | %s |\n", metrics[m].name, metrics[m].unit, text[0]);
