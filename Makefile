@@ -204,7 +204,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(COMMON_SRC) $(GEN_SRC) $(ANALYZER_SRC)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		$(WARN) -std=gnu11 -D_GNU_SOURCE -DZONE_CHUNK_BYTES=65536 -Icommon -Ianalyzer \
+		$(WARN) -std=gnu11 -D_GNU_SOURCE -Icommon -Ianalyzer \
 		-I$(BUILD)/gen -o $@ $< $(FUZZ_LIB_SRC) $(LIBS_ANALYZER)
 .PHONY: fuzz fuzz-build soak
 fuzz-build: $(FUZZERS)

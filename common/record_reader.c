@@ -1,21 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Record stream decoder: byte source -> (gzip) -> record buffer ->
- * msgpack_unpack -> records. See record_reader.h for the contract.
+ * kp_record_scan + kp_record_unpack -> records. See record_reader.h for the
+ * contract.
  *
- * msgpack-c allocates an array's or map's element storage from the count
- * in its header before it has seen the elements, so a corrupt count of
- * 2^32 would ask for ~100 GB. Every record is therefore first measured by
- * scan_object(), which walks the bytes without allocating; the unpacker
- * only runs on a record whose bytes are all buffered, where every count is
- * bounded by the bytes actually present.
+ * A record is unpacked only once all its bytes are buffered: the scan
+ * walks them without allocating (a corrupt count of 2^32 must not become
+ * a 100 GB allocation) and counts the objects, then the objects are built
+ * into a pool of that size (record_unpack.c).
  *
- * Speed: the bytes sit in one buffer of our own, compacted with memmove, and
- * every record is unpacked into one zone that is cleared, not freed, after
- * the record was delivered. msgpack_unpacker_next() would create and free a
- * zone per record (an event batch needs ~250 KB of objects: malloc, page
- * faults and brk trimming for every record) and a new input buffer whenever
- * a delivered string still referenced the old one.
+ * Speed: the bytes sit in one buffer of our own, compacted with memmove,
+ * and the pool is reused from record to record; only one that grew beyond
+ * POOL_KEEP_OBJECTS for a large record is freed after it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,16 +26,12 @@
 #include <zlib.h>
 
 #include "record_reader.h"
+#include "record_unpack.h"
 
 #define READ_CHUNK (64u * 1024)
 #define INFLATE_CHUNK (64u * 1024)
-/* msgpack-c fails beyond MSGPACK_EMBED_STACK_SIZE (32) nested containers. */
-#define SCAN_MAX_DEPTH 24
-/* Objects of a 2048-event batch fit the zone's first chunk, which stays.
- * (The fuzz targets make it small: 1 MiB per reader is most of their time.) */
-#ifndef ZONE_CHUNK_BYTES
-#define ZONE_CHUNK_BYTES (1u << 20)
-#endif
+/* A 2048-event batch is ~14,400 objects (~340 KB): a pool that size stays. */
+#define POOL_KEEP_OBJECTS (1u << 16)
 
 enum input_mode { MODE_UNKNOWN, MODE_PLAIN, MODE_GZIP };
 
@@ -54,7 +46,8 @@ struct kp_reader {
 	 * strings point into it until the callback returns. */
 	uint8_t *buf;
 	size_t off, used, cap;
-	msgpack_zone zone;
+	msgpack_object *pool; /* the objects inside the record's containers */
+	size_t pool_cap;
 	uint64_t offset; /* stream bytes of the records delivered so far */
 	uint64_t records;
 
@@ -68,114 +61,6 @@ struct kp_reader {
 	bool stopped; /* record boundaries lost: ignore the rest */
 	bool damaged;
 };
-
-enum scan_result {
-	SCAN_INCOMPLETE = 0,
-	SCAN_COMPLETE = 1,
-	SCAN_INVALID = -1,
-	SCAN_TOO_DEEP = -2,
-};
-
-static uint64_t be_read(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-/*
- * Size of the msgpack object at b[0..n): SCAN_COMPLETE and *len, or
- * SCAN_INCOMPLETE when n bytes do not hold all of it, or an error with
- * *bad the offset of the offending byte.
- */
-static int scan_object(const uint8_t *b, size_t n, size_t *len, size_t *bad)
-{
-	uint64_t stack[SCAN_MAX_DEPTH];
-	unsigned depth = 0;
-	uint64_t pending = 1; /* objects still to read at this level */
-	size_t i = 0;
-
-	for (;;) {
-		if (i >= n)
-			return SCAN_INCOMPLETE;
-		uint8_t c = b[i];
-		uint64_t head = 1, body = 0, children = 0;
-		unsigned lenbytes = 0;
-
-		if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 ||
-		    c == 0xc3) {
-			/* fixint, nil, bool */
-		} else if (c <= 0x8f) {
-			children = 2ull * (c & 0x0f);
-		} else if (c <= 0x9f) {
-			children = c & 0x0f;
-		} else if (c <= 0xbf) {
-			body = c & 0x1f;
-		} else {
-			switch (c) {
-			case 0xc1:
-				*bad = i;
-				return SCAN_INVALID;
-			case 0xc4: case 0xd9: lenbytes = 1; break;
-			case 0xc5: case 0xda: lenbytes = 2; break;
-			case 0xc6: case 0xdb: lenbytes = 4; break;
-			case 0xc7: lenbytes = 1; head = 1; break; /* + type */
-			case 0xc8: lenbytes = 2; break;
-			case 0xc9: lenbytes = 4; break;
-			case 0xca: head = 5; break;
-			case 0xcb: head = 9; break;
-			case 0xcc: case 0xd0: head = 2; break;
-			case 0xcd: case 0xd1: head = 3; break;
-			case 0xce: case 0xd2: head = 5; break;
-			case 0xcf: case 0xd3: head = 9; break;
-			case 0xd4: head = 3; break;
-			case 0xd5: head = 4; break;
-			case 0xd6: head = 6; break;
-			case 0xd7: head = 10; break;
-			case 0xd8: head = 18; break;
-			case 0xdc: case 0xde: lenbytes = 2; break;
-			case 0xdd: case 0xdf: lenbytes = 4; break;
-			default:
-				*bad = i;
-				return SCAN_INVALID;
-			}
-			if (lenbytes) {
-				if (n - i < 1 + (size_t)lenbytes)
-					return SCAN_INCOMPLETE;
-				uint64_t count = be_read(b + i + 1, lenbytes);
-				head = 1 + lenbytes;
-				if (c == 0xdc || c == 0xdd)
-					children = count;
-				else if (c == 0xde || c == 0xdf)
-					children = 2 * count;
-				else
-					body = count;
-				if (c >= 0xc7 && c <= 0xc9)
-					head++; /* ext type byte */
-			}
-		}
-		if ((uint64_t)(n - i) < head + body)
-			return SCAN_INCOMPLETE;
-		i += head + body;
-		pending--;
-		if (children) {
-			if (depth == SCAN_MAX_DEPTH) {
-				*bad = i - head - body;
-				return SCAN_TOO_DEEP;
-			}
-			stack[depth++] = pending;
-			pending = children;
-		}
-		while (pending == 0) {
-			if (depth == 0) {
-				*len = i;
-				return SCAN_COMPLETE;
-			}
-			pending = stack[--depth];
-		}
-	}
-}
 
 static void report_damage(struct kp_reader *r, uint64_t offset,
 			  const char *reason)
@@ -236,54 +121,67 @@ static int deliver(struct kp_reader *r, const msgpack_object *o,
 	return r->ops.on_record(&rec, r->ops.ctx);
 }
 
+/* Room for n objects in the pool (at least one: a pointer for empty containers). */
+static int pool_reserve(struct kp_reader *r, size_t n)
+{
+	if (n < r->pool_cap)
+		return 0;
+	size_t cap = r->pool_cap ? r->pool_cap : 64;
+	while (cap <= n)
+		cap *= 2;
+	msgpack_object *pool = reallocarray(r->pool, cap, sizeof(*pool));
+	if (!pool)
+		return -ENOMEM;
+	r->pool = pool;
+	r->pool_cap = cap;
+	return 0;
+}
+
+static void pool_trim(struct kp_reader *r)
+{
+	if (r->pool_cap <= POOL_KEEP_OBJECTS)
+		return;
+	free(r->pool);
+	r->pool = NULL;
+	r->pool_cap = 0;
+}
+
 /* Unpacks and delivers every complete record buffered. */
 static int decode_buffered(struct kp_reader *r)
 {
 	while (!r->stopped && r->used > r->off) {
 		const uint8_t *start = r->buf + r->off;
-		size_t avail = r->used - r->off, len = 0, bad = 0;
+		size_t avail = r->used - r->off, len = 0, children = 0, bad = 0;
 		char why[96];
 
-		switch (scan_object(start, avail, &len, &bad)) {
-		case SCAN_INCOMPLETE:
+		switch (kp_record_scan(start, avail, &len, &children, &bad)) {
+		case KP_SCAN_INCOMPLETE:
 			if (avail > KP_RECORD_MAX_BYTES)
 				stop_with_damage(r, r->offset,
 						 "record larger than the 16 MiB limit");
 			return 0;
-		case SCAN_INVALID:
+		case KP_SCAN_INVALID:
 			snprintf(why, sizeof(why),
 				 "invalid msgpack byte 0x%02x at byte %" PRIu64 " in the record",
 				 start[bad], r->offset + bad);
 			stop_with_damage(r, r->offset, why);
 			return 0;
-		case SCAN_TOO_DEEP:
+		case KP_SCAN_TOO_DEEP:
 			stop_with_damage(r, r->offset, "record nested too deeply");
 			return 0;
 		default:
 			break;
 		}
-		/*
-		 * msgpack_unpack() is marked obsolete in msgpack-c's header but
-		 * exported by every version; it is the one entry point that
-		 * unpacks into a zone the caller keeps. scan_object() found
-		 * exactly len bytes: anything but SUCCESS is damage (or memory).
-		 */
-		msgpack_object obj;
-		size_t used = 0;
-		msgpack_unpack_return ret = msgpack_unpack((const char *)start, len, &used,
-							   &r->zone, &obj);
-		if (ret != MSGPACK_UNPACK_SUCCESS || used != len) {
-			msgpack_zone_clear(&r->zone);
-			stop_with_damage(r, r->offset,
-					 ret == MSGPACK_UNPACK_NOMEM_ERROR ?
-						 "record too large to unpack" :
-						 "invalid msgpack");
-			return ret == MSGPACK_UNPACK_NOMEM_ERROR ? -ENOMEM : 0;
+		if (pool_reserve(r, children)) {
+			stop_with_damage(r, r->offset, "record too large to unpack");
+			return -ENOMEM;
 		}
+		msgpack_object obj;
+		kp_record_unpack(start, &obj, r->pool);
 		uint64_t offset = r->offset;
 		r->offset += len;
 		int err = deliver(r, &obj, offset, len);
-		msgpack_zone_clear(&r->zone);
+		pool_trim(r);
 		r->off += len;
 		if (err)
 			return err;
@@ -446,12 +344,8 @@ int kp_reader_new(struct kp_reader **out, const char *source,
 		goto fail;
 	if (ops)
 		r->ops = *ops;
-	if (!msgpack_zone_init(&r->zone, ZONE_CHUNK_BYTES))
-		goto fail_source;
 	*out = r;
 	return 0;
-fail_source:
-	free(r->source);
 fail:
 	free(r);
 	return -ENOMEM;
@@ -461,7 +355,7 @@ void kp_reader_free(struct kp_reader *r)
 {
 	if (!r)
 		return;
-	msgpack_zone_destroy(&r->zone);
+	free(r->pool);
 	free(r->buf);
 	if (r->zs_ready)
 		inflateEnd(&r->zs);

@@ -14,8 +14,8 @@
  * loses the record boundaries the rest of that source is ignored.
  *
  * Memory stays bounded by the input: a record is only unpacked once all of
- * its bytes are buffered, so msgpack-c never allocates for element counts
- * the input does not contain, and one record may not exceed
+ * its bytes are buffered, so nothing is allocated for element counts the
+ * input does not contain, and one record may not exceed
  * KP_RECORD_MAX_BYTES.
  */
 #ifndef KPROF_RECORD_READER_H
