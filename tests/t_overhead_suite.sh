@@ -13,7 +13,7 @@ perf trace -o /dev/null -- true 2>/dev/null || skip "perf trace does not work on
 KRUNNER=$BUILD/krunner
 
 "$KRUNNER" --suite=overhead --rounds=1 --reps=1 --calls=2000 --warmup-ms=0 --slow-calls=100 --node-calls=400 \
-	--node-slow-calls=100 --trace-calls=20000 --memory-threads=4 \
+	--node-slow-calls=100 --exec-calls=10 --exec-slow-calls=5 --trace-calls=20000 --memory-threads=4 \
 	--out="$PWD/results" >summary.txt || fail "krunner exited $?"
 files=(results/*-overhead.json)
 expect_eq "result files" 1 "${#files[@]}"
@@ -21,7 +21,7 @@ result=${files[0]}
 expect_eq "status" ok "$(jq -r '.suites[0].status' "$result")"
 
 expected=()
-for w in getppid read eagain threads node; do
+for w in getppid read eagain threads node exec; do
 	expected+=("${w}_plain_ns")
 	for p in kprof kprof_events kprof_rewrite kprof_rewrite_events kprof_patch kbpf kbpf_events bpftrace perf strace; do
 		expected+=("${w}_${p}_added_ns" "${w}_${p}_ratio")
@@ -32,7 +32,9 @@ expected+=(getppid_kbpf_untraced_added_ns getppid_kbpf_untraced_ratio
 	memory_process_rss_bytes memory_process_vsz_bytes memory_process_rewrite_rss_bytes memory_thread_rss_bytes
 	memory_thread_vsz_bytes memory_thread_events_vsz_bytes
 	kanalyze_plain_mbps kanalyze_plain_events_per_s kanalyze_gzip_mbps
-	kanalyze_gzip_events_per_s gzip_inflate_mbps)
+	kanalyze_gzip_events_per_s gzip_inflate_mbps
+	exec_syscalls_plain exec_syscalls_kprof_added exec_syscalls_kprof_rewrite_added
+	exec_syscalls_kprof_patch_added)
 want=$(printf '%s\n' "${expected[@]}" | sort | tr '\n' ' ')
 got=$(jq -r '.suites[0].metrics | keys[]' "$result" | sort | tr '\n' ' ')
 expect_eq "metrics" "$want" "$got"
@@ -44,7 +46,7 @@ bad=$(jq -r '.suites[0].metrics | to_entries[]
 echo "ok: ${#expected[@]} metrics finite and >= 0"
 # a ratio is a ratio of two positive times, and the plain times are positive
 bad=$(jq -r '.suites[0].metrics | to_entries[]
-	| select((.key | test("_ratio$|_plain_ns$|_mbps$|_per_s$")) and .value.median <= 0) | .key' "$result")
+	| select((.key | test("_ratio$|_plain_ns$|_mbps$|_per_s$|^exec_syscalls_plain$")) and .value.median <= 0) | .key' "$result")
 [ -z "$bad" ] || fail "zero where a positive value is due: $bad"
 echo "ok: ratios, plain times and speeds positive"
 table=${result%.json}.md
