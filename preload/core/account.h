@@ -302,5 +302,7 @@ void kp_threads_after_fork(void);
 struct kp_thread *kp_threads_first(void);
 void kp_thread_recycle(struct kp_thread *t);
 extern struct kp_slot kp_global_slots[KP_SYSCALL_MAX];
+/* Bit nr set: kp_global_slots[nr] was written (the others are all zero). */
+extern uint64_t kp_global_touched[KP_SYSCALL_MAX / 64];
 
 #endif

@@ -149,11 +149,16 @@ static void write_global(struct kp_writer *w, bool final)
 	uint16_t used[KP_SYSCALL_MAX];
 	uint64_t counts[KP_SYSCALL_MAX];
 	unsigned n = 0;
-	for (unsigned nr = 0; nr < KP_SYSCALL_MAX; nr++) {
-		uint64_t c = __atomic_load_n(&kp_global_slots[nr].count, __ATOMIC_ACQUIRE);
-		if (c) {
-			used[n] = (uint16_t)nr;
-			counts[n++] = c;
+	/* only the slots ever written: reading all would touch every page */
+	for (unsigned wd = 0; wd < KP_SYSCALL_MAX / 64; wd++) {
+		uint64_t bits = __atomic_load_n(&kp_global_touched[wd], __ATOMIC_ACQUIRE);
+		for (; bits; bits &= bits - 1) {
+			unsigned nr = wd * 64 + (unsigned)__builtin_ctzll(bits);
+			uint64_t c = __atomic_load_n(&kp_global_slots[nr].count, __ATOMIC_ACQUIRE);
+			if (c) {
+				used[n] = (uint16_t)nr;
+				counts[n++] = c;
+			}
 		}
 	}
 	if (!n)
@@ -502,6 +507,8 @@ void kp_flush(enum kp_flush_kind kind, const char *exec_path)
 	if (kind == KP_FLUSH_PERIODIC)
 		kp_clock_check();
 	kp_reset_deadline();
+	if (kind == KP_FLUSH_EXEC)
+		kp_output_exec_local();
 	if (due)
 		do_flush(kind, exec_path);
 	if (kind == KP_FLUSH_EXEC)

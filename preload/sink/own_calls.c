@@ -49,6 +49,9 @@ void kp_own_write(struct kp_writer *w, bool final, bool exec)
 			c += 2;
 		if (exec && remote && (i == SYS_prctl || i == SYS_set_tid_address))
 			c++;
+		/* written from here (kp_output_exec_local): the close before the exec */
+		if (exec && i == SYS_close && kp_output_local())
+			c++;
 		if (c) {
 			nr[n] = i;
 			count[n++] = c;

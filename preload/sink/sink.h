@@ -76,6 +76,11 @@ void kp_maps_know_build_id(uint32_t dev_major, uint32_t dev_minor, uint64_t inod
 /* ---- output (output.c) ---- */
 
 int kp_output_open(void);
+/* Before an exec's final batch: true when it goes from this process, its
+ * descriptor closed before the exec (output.c says when). */
+bool kp_output_exec_local(void);
+/* Whether the batch being written is such a batch. */
+bool kp_output_local(void);
 int kp_output_begin_batch(void);
 int kp_output_write(void *ctx, const char *buf, size_t len);
 int kp_output_end_batch(bool finish);
