@@ -368,7 +368,13 @@ int kp_fd_scan(void (*fn)(void *ctx, int fd, unsigned kind), void *ctx)
 				fd = fd * 10 + (*p - '0');
 			if (fd == dfd)
 				continue;
-			unsigned kind = kp_fd_kind_of(fd);
+			/* the kind the table knows (from the call that made it),
+			 * else the descriptor's own: one fstat each */
+			unsigned kind = fd < KP_FD_TABLE ? __atomic_load_n(&kp_fd_kinds[fd],
+									 __ATOMIC_RELAXED)
+							 : KP_KIND_NONE;
+			if (kind == KP_KIND_NONE)
+				kind = kp_fd_kind_of(fd);
 			if (kind != KP_KIND_NONE)
 				fn(ctx, (int)fd, kind);
 		}
