@@ -69,6 +69,14 @@ int kp_read_pids(uint64_t *pid, uint64_t *ppid)
 	return 0;
 }
 
+void kp_learn_pids(void)
+{
+	if (!kp_proc.pid)
+		kp_proc.pid = (uint64_t)kp_raw0(SYS_getpid);
+	if (!kp_proc.ppid)
+		kp_proc.ppid = (uint64_t)kp_raw0(SYS_getppid);
+}
+
 void kp_read_line_file(const char *path, char *dst, size_t cap)
 {
 	ssize_t n = kp_read_file(path, dst, cap - 1);

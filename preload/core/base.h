@@ -61,6 +61,9 @@ extern struct kp_proc kp_proc;
 void kp_debug(const char *msg);
 void kp_write_stderr(const char *s);
 int kp_read_pids(uint64_t *pid, uint64_t *ppid);
+/* A fork child's pid, and its ppid when its parent did not know its own
+ * (a fork child's fork before that one's first batch). */
+void kp_learn_pids(void);
 /* base.c: a whole small file (raw syscalls), its length or -errno; one
  * line of it, without the newline, "" if unreadable. */
 ssize_t kp_read_file(const char *path, char *buf, size_t cap);

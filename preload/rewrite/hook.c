@@ -274,7 +274,7 @@ static int clone_stack(struct kp_rw_frame *f, uint64_t flags, uint64_t top,
 	if ((state & CF_TRACED) && (flags & CLONE_VM) && !(flags & CLONE_THREAD) && !vfork) {
 		/* a process sharing our memory: told apart by pid (symbol mode's clone hook) */
 		if (!kp_proc.pid)
-			kp_proc.pid = (uint64_t)kp_raw0(SYS_getpid); /* ppid: set at the fork */
+			kp_learn_pids();
 		__atomic_store_n(&kp_proc.shared_vm, true, __ATOMIC_RELEASE);
 	}
 	if (vfork) {

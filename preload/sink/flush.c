@@ -422,7 +422,7 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 	bool final = kind == KP_FLUSH_EXIT || kind == KP_FLUSH_EXEC || kind == KP_FLUSH_DEATH;
 	batch_seq0 = kp_proc.seq;
 	if (!kp_proc.pid)
-		kp_proc.pid = (uint64_t)kp_raw0(SYS_getpid); /* ppid: set at the fork */
+		kp_learn_pids();
 	struct kp_writer *w = &writer;
 	kp_writer_init(w, batch_buf, BATCH_BUF_BYTES, kp_output_write, NULL);
 	if (kind == KP_FLUSH_START)

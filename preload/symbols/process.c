@@ -189,7 +189,7 @@ static void before_exec(unsigned nr, const char *path)
 		/* rewrite mode: the syscall hook counts and flushes each execve;
 		 * the marker needs the pid, which a fork child learns late */
 		if (!kp_proc.pid)
-			kp_proc.pid = (uint64_t)kp_raw0(SYS_getpid); /* ppid: set at the fork */
+			kp_learn_pids();
 		return;
 	}
 	kp_account_untimed(nr, false, 0, true);

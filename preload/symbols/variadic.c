@@ -215,7 +215,7 @@ KP_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		kp_tls_flags |= KP_TLS_VFORK_CHILD;
 	} else if (process) {
 		if (!kp_proc.pid)
-			kp_proc.pid = (uint64_t)kp_raw0(SYS_getpid); /* ppid: set at the fork */
+			kp_learn_pids();
 		__atomic_store_n(&kp_proc.shared_vm, true, __ATOMIC_RELEASE);
 	}
 	/* rewrite mode: the syscall's site is the caller of clone() */
