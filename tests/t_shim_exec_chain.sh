@@ -17,3 +17,15 @@ chain=$(jq -r '
 	map("\(.argv[2]):\([.syscalls[] | select(.name == "getppid") | .count] | add // 0):\(.exit_status)") | join(" ")' <<<"$json")
 want=$(for k in $(seq 50 -1 1); do printf '%d:%d:null ' $k $k; done; echo "0:0:0")
 expect_eq "chain (argv:getppid:status)" "$want" "$chain"
+
+# ppids across forks and execs: a fork child that forks before its first
+# batch (a subshell in a subshell), and an exec'd image whose ppid comes
+# from the image it replaced; each the pid of the process that made it
+LD_PRELOAD=$SHIM KPROF_OUT=$PWD/tree bash -c '( ( /bin/true; exit 3 ); exit 0 ); exec /bin/true' ||
+	fail "bash exited $?"
+tjson=$(profile_json tree)
+expect_eq "processes with ppid 0" "" "$(jq -r '.processes[] | select(.ppid == 0) | .pid' <<<"$tjson")"
+# each ppid is a pid of the trace or the bash's own parent (this shell)
+bad=$(jq -r --argjson me $$ '[.processes[].pid] as $pids | .processes[] |
+	select((.ppid as $p | $pids | index($p)) == null and .ppid != $me) | "\(.pid):\(.ppid)"' <<<"$tjson")
+expect_eq "ppids that are no pid of the run" "" "$bad"
