@@ -5,7 +5,8 @@
  * is not its exit (or an exec that replaced the image) is named once,
  * with the input and byte after which nothing of it arrived; and every
  * fork child with no stream at all, when the inputs should hold the whole
- * traced tree (ka_model_check_forks).
+ * traced tree (ka_model_check_forks), and every exec whose new image
+ * has none (ka_model_exec_orphan).
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -52,6 +53,17 @@ void ka_report_ends(FILE *out, const struct ka_model *m, struct ka_ends *ends)
 			" has no stream (%s: %s)\n", f->child, f->pid,
 			f->how[0] ? f->how : "fork", orphan_why(m, f));
 		ends->orphans++;
+	}
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct ka_stream *s = &m->streams[i];
+		if (!ka_model_exec_orphan(m, s))
+			continue;
+		fprintf(out, "kanalyze: the exec of %s by pid %" PRIu64 " has no stream after it "
+			"(the shim was not loaded in the new program: a static or setuid "
+			"program, or one the dynamic loader could not preload it into; or its "
+			"trace is not among the inputs): its calls are not in the profile\n",
+			s->exec_path, s->pid);
+		ends->exec_orphans++;
 	}
 	ends->silent_live = m->silent_live;
 	for (size_t i = 0; i < m->n_damaged; i++)

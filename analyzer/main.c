@@ -331,14 +331,18 @@ static bool report_losses(const struct ka_model *m, const char *name, bool stric
 	struct ka_ends ends;
 	ka_report_ends(stderr, m, &ends);
 	bool lost = missing || m->drops || ends.unended || ends.orphans ||
-		    ends.silent_live || ends.no_start;
+		    ends.exec_orphans || ends.silent_live || ends.no_start;
+	char execs[64] = "";
+	if (ends.exec_orphans)
+		snprintf(execs, sizeof(execs), ", %" PRIu64 " execs without a stream",
+			 ends.exec_orphans);
 	if (strict && lost)
 		fprintf(stderr, "kanalyze: --strict%s%s: %" PRIu64 " records missing, %" PRIu64
 			" drop records, %" PRIu64 " streams without exit, %" PRIu64
 			" inputs without a stream start, %" PRIu64
-			" fork children without a stream%s\n",
+			" fork children without a stream%s%s\n",
 			name ? " on " : "", name ? name : "", missing, m->drops,
-			ends.unended + ends.silent_live, ends.no_start, ends.orphans,
+			ends.unended + ends.silent_live, ends.no_start, ends.orphans, execs,
 			m->forks_checked ? "" : " (not checked: one file of the shim)");
 	return lost;
 }

@@ -1213,6 +1213,21 @@ bool ka_model_has_pid(const struct ka_model *m, uint64_t pid)
 	return false;
 }
 
+bool ka_model_exec_orphan(const struct ka_model *m, const struct ka_stream *s)
+{
+	/* the whole traced tree only, as for forks; kbpf-trace's streams
+	 * go on through an exec */
+	if (!m->forks_checked || !s->exec_path || s->have_exit || s->exec_key <= s->activity_key ||
+	    (s->producer && strcmp(s->producer, "bpf") == 0))
+		return false;
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct ka_stream *t = &m->streams[i];
+		if (t != s && t->pid == s->pid && t->parent_stream == s->stream)
+			return false;
+	}
+	return true;
+}
+
 bool ka_model_fork_orphan(const struct ka_model *m, const struct ka_fork_note *f)
 {
 	/* a filter (--pid) that left the parent out leaves its children out */

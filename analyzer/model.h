@@ -236,6 +236,13 @@ int ka_model_note_live(struct ka_model *m, const char *source);
 bool ka_stream_ended(const struct ka_stream *s);
 /* Not ended, and not the stand-in of an empty file (reported as damage). */
 bool ka_stream_unended(const struct ka_stream *s);
+/*
+ * A stream replaced by an exec whose new image has no stream: the shim was
+ * not loaded in it (a static or setuid program, one the dynamic loader
+ * could not preload it into) or its trace is not among the inputs. Only
+ * when the inputs hold the whole traced tree (forks_checked).
+ */
+bool ka_model_exec_orphan(const struct ka_model *m, const struct ka_stream *s);
 /* Marks fork records whose child pid has no stream. Call before filters. */
 int ka_model_check_forks(struct ka_model *m);
 /* A fork record to report: its child has no stream, its parent is shown. */

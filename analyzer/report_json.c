@@ -260,6 +260,22 @@ static json_t *orphans_json(const struct ka_model *m, int *err)
 	return list;
 }
 
+static json_t *exec_orphans_json(const struct ka_model *m, int *err)
+{
+	json_t *list = json_array();
+	for (size_t i = 0; list && i < m->n_streams; i++) {
+		const struct ka_stream *s = &m->streams[i];
+		if (!ka_model_exec_orphan(m, s))
+			continue;
+		json_t *j = json_object();
+		set(j, "pid", jint(s->pid), err);
+		set(j, "stream", jid(s->stream), err);
+		set(j, "path", jstr(s->exec_path), err);
+		append(list, j, err);
+	}
+	return list;
+}
+
 static json_t *stream_json(const struct ka_model *m, const struct ka_stream *s,
 			   const struct ka_report_opts *o, int *err)
 {
@@ -405,6 +421,7 @@ int ka_report_json(FILE *out, const struct ka_model *m,
 	set(root, "unended", unended_json(m, &err), &err);
 	set(root, "fork_children_checked", json_boolean(m->forks_checked), &err);
 	set(root, "forks_without_stream", orphans_json(m, &err), &err);
+	set(root, "execs_without_stream", exec_orphans_json(m, &err), &err);
 
 	json_t *counts = json_object();
 	if (counts) {

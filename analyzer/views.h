@@ -110,6 +110,7 @@ uint64_t ka_report_gaps(FILE *out, const struct ka_model *m);
 struct ka_ends {
 	uint64_t unended;     /* streams reported as ended without exit */
 	uint64_t orphans;     /* fork children reported as without a stream */
+	uint64_t exec_orphans; /* execs whose new image has no stream */
 	uint64_t silent_live; /* --listen connections still open, nothing received */
 	uint64_t no_start;    /* inputs without a stream start (empty, headerless) */
 };

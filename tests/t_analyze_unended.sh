@@ -106,6 +106,24 @@ run_k headerless-strict --strict headerless.msgpack
 expect_eq "headerless: --strict exit" 3 "$rc"
 grep -q -- "--strict: .* 1 inputs without a stream start" headerless-strict.err || fail "headerless: strict: $(cat headerless-strict.err)"
 
+# ---- execs whose new program has no stream ----
+# a static program (no loader: the shim cannot be in it), run by bash in a
+# fork child and by bash's own last exec; a dynamic one between them is
+# traced as usual. Each exec that left no stream is said, with its path.
+static=$BUILD/tests/static_getppid
+LD_PRELOAD=$SHIM KPROF_OUT=$PWD/execs bash -c "$static 3 > /dev/null; /bin/true; exec $static 2" > /dev/null
+run_k execs execs
+expect_eq "execs without a stream: exit" 0 "$rc"
+n=$(grep -c "^kanalyze: the exec of $static by pid [0-9]* has no stream after it (the shim was not loaded in the new program: a static or setuid program, or one the dynamic loader could not preload it into; or its trace is not among the inputs): its calls are not in the profile$" execs.err || true)
+expect_eq "execs without a stream: lines" 2 "$n"
+expect_eq "execs without a stream: nothing else said" 2 "$(wc -l < execs.err)"
+expect_eq "execs without a stream: JSON" "$static $static" \
+	"$(json_of execs | jq -r '[.execs_without_stream[].path] | join(" ")')"
+run_k execs-strict --strict execs
+expect_eq "execs without a stream: --strict exit" 3 "$rc"
+grep -qx -- "$(strict_line 0 0 0 0 0 ", 2 execs without a stream")" execs-strict.err ||
+	fail "execs without a stream: strict line: $(tail -n 1 execs-strict.err)"
+
 # ---- fork children without a stream ----
 # a real one: killed by its parent before its first flush (KPROF_INTERVAL_MS=0:
 # the child's only flush would be at its end). Whatever the shim manages
