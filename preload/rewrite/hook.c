@@ -454,19 +454,25 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 	switch (nr) {
 	case SYS_mmap:
 		r = timed(f, (unsigned)nr);
+		if (!failed_ret(r))
+			kp_maps_changed();
 		if (!failed_ret(r) && (a[2] & PROT_EXEC))
 			kp_rw_rescan((uint64_t)r, a[1]);
 		break;
 	case SYS_mprotect:
 	case SYS_pkey_mprotect:
 		r = timed(f, (unsigned)nr);
+		if (r == 0)
+			kp_maps_changed();
 		if (r == 0 && (a[2] & PROT_EXEC))
 			kp_rw_rescan(a[0], a[1]);
 		break;
 	case SYS_munmap:
 		r = timed(f, (unsigned)nr);
-		if (r == 0)
+		if (r == 0) {
+			kp_maps_changed();
 			kp_rw_unmapped(a[0], a[1]);
+		}
 		break;
 	case SYS_wait4:
 	case SYS_waitid:
@@ -479,6 +485,8 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 		break;
 	case SYS_mremap:
 		r = timed(f, (unsigned)nr);
+		if (!failed_ret(r))
+			kp_maps_changed();
 		if (!failed_ret(r) && (uint64_t)r != a[0])
 			kp_rw_moved(a[0], a[1], (uint64_t)r);
 		break;

@@ -515,6 +515,15 @@ static void start_patch(bool chosen)
 	}
 }
 
+/* Rewrite or patch mode runs: every mapping change passes the hook. */
+static void start_tracking(uint64_t gen)
+{
+	if (!kp_rw_active)
+		return;
+	kp_maps_tracked = true;
+	kp_maps_seen(exec_maps, n_exec_maps, gen);
+}
+
 static void start_mode(void)
 {
 #if defined(__x86_64__)
@@ -523,7 +532,9 @@ static void start_mode(void)
 		return;
 	uint64_t t_start = kp_mono_ns();
 	char self_path[KP_PATH_MAX];
-	/* one read of /proc/self/maps at start: the shim's code, then the scan */
+	/* one read of /proc/self/maps at start: the shim's code, the scan,
+	 * and the maps record while no mapping changes (sink/maps.c) */
+	uint64_t gen = __atomic_load_n(&kp_maps_gen, __ATOMIC_ACQUIRE);
 	kp_rw_lock();
 	exec_mappings(0, UINT64_MAX);
 	kp_rw_unlock();
@@ -547,6 +558,7 @@ static void start_mode(void)
 		if (mode == HOOK_AUTO)
 			set_why("cannot map the lowest page", err);
 		start_patch(mode == HOOK_PATCH);
+		start_tracking(gen);
 		return;
 	}
 	kp_rw_live_threads = thread_count();
@@ -564,6 +576,7 @@ static void start_mode(void)
 		return;
 	}
 	kp_rw_active = true;
+	start_tracking(gen);
 	if (kp_config.debug) {
 		char msg[200];
 		snprintf(msg, sizeof(msg),

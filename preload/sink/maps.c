@@ -11,6 +11,7 @@
  */
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <string.h>
 
 #include "elf_build_id.h"
@@ -107,15 +108,32 @@ static bool own_build_id(const struct map_line *m, char out[KP_BUILD_ID_HEX])
 
 /* Static: flushes are serialized by the flush lock, and thread stacks may be small. */
 static struct map_line maps[MAPS_MAX];
+static unsigned n_maps;
 static char paths[PATHS_BYTES];
 static char readbuf[8192];
 
-/* An executable file mapping: its path copied into paths[]. */
-static bool parse_line(char *line, struct map_line *m, size_t *paths_used)
+/*
+ * Rewrite and patch mode see every mmap, mprotect, munmap and mremap the
+ * process makes (kp_maps_changed): while none came since the list above
+ * was read, it is still the process's, and the record is written from it
+ * without reading /proc/self/maps again (at exit, and in a fork child:
+ * its memory is a copy of its parent's). Symbol mode does not see the
+ * loader's calls: it always reads.
+ */
+uint64_t kp_maps_gen;
+bool kp_maps_tracked;
+static uint64_t list_gen;
+static bool list_valid, ids_done;
+
+void kp_maps_changed(void)
 {
-	struct kp_maps_line l;
-	if (!kp_maps_parse_line(line, &l))
-		return false;
+	__atomic_fetch_add(&kp_maps_gen, 1, __ATOMIC_RELEASE);
+}
+
+/* An executable file mapping: its path copied into paths[]. */
+static bool add_line(const struct kp_maps_line *lp, struct map_line *m, size_t *paths_used)
+{
+	const struct kp_maps_line l = *lp;
 	size_t n = strlen(l.path);
 	if (*paths_used + n + 1 > PATHS_BYTES)
 		return false;
@@ -148,13 +166,33 @@ static void read_build_id(const char *path, char out[KP_BUILD_ID_HEX])
 	kp_raw(SYS_close, fd);
 }
 
-int kp_maps_write(struct kp_writer *w, uint64_t pid, uint64_t stream,
-		  uint64_t *seq)
+static bool parse_line(char *line, struct map_line *m, size_t *paths_used)
 {
+	struct kp_maps_line l;
+	return kp_maps_parse_line(line, &l) && add_line(&l, m, paths_used);
+}
+
+void kp_maps_seen(const struct kp_maps_line *lines, size_t n, uint64_t gen)
+{
+	size_t paths_used = 0;
+	n_maps = 0;
+	for (size_t i = 0; i < n && n_maps < MAPS_MAX; i++)
+		if ((lines[i].prot & PROT_EXEC) && lines[i].path && !lines[i].special &&
+		    add_line(&lines[i], &maps[n_maps], &paths_used))
+			n_maps++;
+	list_gen = gen;
+	list_valid = kp_maps_tracked;
+	ids_done = false;
+}
+
+/* The list from /proc/self/maps: 0 or -errno. */
+static int read_list(void)
+{
+	uint64_t gen = __atomic_load_n(&kp_maps_gen, __ATOMIC_ACQUIRE);
 	long fd = kp_raw(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return (int)fd;
-	unsigned n_maps = 0;
+	n_maps = 0;
 	size_t paths_used = 0, have = 0;
 	static char line[4352];
 	for (;;) {
@@ -183,7 +221,22 @@ int kp_maps_write(struct kp_writer *w, uint64_t pid, uint64_t stream,
 			have = 0; /* a line longer than the buffer: skip it */
 	}
 	kp_raw(SYS_close, fd);
-	for (unsigned i = 0; i < n_maps; i++) {
+	list_gen = gen;
+	list_valid = kp_maps_tracked;
+	ids_done = false;
+	return 0;
+}
+
+int kp_maps_write(struct kp_writer *w, uint64_t pid, uint64_t stream,
+		  uint64_t *seq)
+{
+	if (!list_valid || !kp_maps_tracked ||
+	    list_gen != __atomic_load_n(&kp_maps_gen, __ATOMIC_ACQUIRE)) {
+		int err = read_list();
+		if (err)
+			return err;
+	}
+	for (unsigned i = 0; !ids_done && i < n_maps; i++) {
 		unsigned j;
 		for (j = 0; j < i; j++)
 			if (strcmp(maps[j].path, maps[i].path) == 0)
@@ -194,6 +247,7 @@ int kp_maps_write(struct kp_writer *w, uint64_t pid, uint64_t stream,
 			 !own_build_id(&maps[i], maps[i].build_id))
 			read_build_id(maps[i].path, maps[i].build_id);
 	}
+	ids_done = true;
 	struct kp_rec_common c = { .pid = pid, .stream = stream,
 				   .time_ns = kp_mono_ns(), .seq = ++*seq };
 	kp_rec_maps_begin(w, &c, n_maps);

@@ -68,6 +68,17 @@ struct kp_writer;
 /* A `maps` record of the executable file mappings, with build-ids. */
 int kp_maps_write(struct kp_writer *w, uint64_t pid, uint64_t stream,
 		  uint64_t *seq);
+/*
+ * Rewrite and patch mode: kp_maps_tracked set, kp_maps_changed() after
+ * each mmap, mprotect, munmap or mremap; kp_maps_seen() hands over the
+ * list read at start-up (executable file mappings are kept) with the
+ * generation it was read at.
+ */
+extern uint64_t kp_maps_gen;
+extern bool kp_maps_tracked;
+void kp_maps_changed(void);
+struct kp_maps_line;
+void kp_maps_seen(const struct kp_maps_line *lines, size_t n, uint64_t gen);
 /* A file's build-id, known already (the site cache's key): the record
  * need not read it again. */
 void kp_maps_know_build_id(uint32_t dev_major, uint32_t dev_minor, uint64_t inode,
