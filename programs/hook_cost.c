@@ -20,9 +20,12 @@
  * return) written into a page after it was mapped, where rewrite mode's
  * scan never looks: the way to measure rewrite mode, which also rewrites
  * libc's own getppid. --call=read times a 1-byte read() of /dev/zero
- * instead of getppid() (needs --against=copy).
+ * instead of getppid() (needs --against=copy). --via=libc calls libc's own
+ * getppid on the hooked side too (with --against=copy): in rewrite mode
+ * that is the rewritten wrapper without the shim's symbol hook in front,
+ * so the two figures tell the symbol hook's pass-through from the rest.
  * Usage: hook_cost [--pairs=N] [--block=N] [--warm-ms=N] [--against=libc|copy]
- *                  [--call=getppid|read]
+ *                  [--call=getppid|read] [--via=plt|libc]
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -110,19 +113,29 @@ int main(int argc, char **argv)
 	long warm_ms = long_arg(argc, argv, "--warm-ms", 500);
 	if (pairs < 4 || count < 1 || warm_ms < 0) {
 		fprintf(stderr, "usage: hook_cost [--pairs=N>=4] [--block=N] [--warm-ms=N] "
-				"[--against=libc|copy] [--call=getppid|read]\n");
+				"[--against=libc|copy] [--call=getppid|read] [--via=plt|libc]\n");
 		return 2;
 	}
 	const char *against = opt(argc, argv, "--against", "libc");
 	const char *call = opt(argc, argv, "--call", "getppid");
+	const char *via = opt(argc, argv, "--via", "plt");
 	bool copy = strcmp(against, "copy") == 0, reads = strcmp(call, "read") == 0;
+	bool via_libc = strcmp(via, "libc") == 0;
 	if ((!copy && strcmp(against, "libc")) || (!reads && strcmp(call, "getppid")) ||
-	    (reads && !copy)) {
+	    (reads && !copy) || (!via_libc && strcmp(via, "plt")) || (via_libc && (reads || !copy))) {
 		fprintf(stderr, "hook_cost: --against=libc|copy, --call=getppid|read "
-				"(read with copy)\n");
+				"(read with copy), --via=plt|libc (libc: getppid with copy)\n");
 		return 2;
 	}
 	pid_t (*hooked)(void) = getppid, (*direct)(void) = NULL;
+	if (via_libc) {
+		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+		hooked = libc ? (pid_t (*)(void))dlsym(libc, "getppid") : NULL;
+		if (!hooked) {
+			fprintf(stderr, "hook_cost: no libc getppid\n");
+			return 1;
+		}
+	}
 	if (copy) {
 		void *page = copy_wrappers();
 		direct = page ? (pid_t (*)(void))page : NULL;

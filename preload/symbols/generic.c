@@ -84,14 +84,18 @@
 			if (!kp_real.name)                                     \
 				KP_PASS_RAW(rtype, nr, args, kind, raw);       \
 		}                                                              \
-		if (unlikely(!kp_call_begin(&kp_c_, nr, KP_FD_ARG(name, args), KP_CALLER()))) \
+		bool kp_direct_ = raw == RAW_DIRECT && likely(kp_direct.name); \
+		if (unlikely(!(kp_direct_ ? kp_call_begin_direct(&kp_c_, nr, KP_FD_ARG(name, args), \
+								 KP_CALLER()) \
+					  : kp_call_begin(&kp_c_, nr, KP_FD_ARG(name, args), \
+							  KP_CALLER()))))         \
 			return KP_PASS(rtype, kp_real.name args);              \
 		rtype kp_r_;                                                   \
 		int kp_e_;                                                     \
-		if (raw == RAW_DIRECT && likely(kp_direct.name)) {             \
+		if (kp_direct_) {                                              \
 			/* the program's call, not the shim's own (kp_raw) */  \
 			long kp_rr_ = kp_raw_syscall6(nr, KP_ARGS6(KP_UNPAREN args)); \
-			kp_e_ = errno;                                         \
+			kp_e_ = 0; /* errno as it was: set only on failure */  \
 			if (kp_rr_ < 0 && kp_rr_ > -4096) {                    \
 				kp_e_ = (int)-kp_rr_;                          \
 				kp_r_ = (rtype)KP_FAIL_VALUE_##kind;           \
@@ -100,9 +104,11 @@
 			}                                                      \
 		} else {                                                       \
 			kp_r_ = kp_real.name args;                             \
-			kp_e_ = errno;                                         \
+			kp_e_ = 0;                                             \
 		}                                                              \
 		bool kp_failed_ = KP_FAILED_##kind(kp_r_);                     \
+		if (!kp_direct_ && unlikely(kp_failed_))                       \
+			kp_e_ = errno;                                         \
 		int kp_err_ = kp_failed_ ? KP_ERR_##kind(kp_r_, kp_e_) : 0;    \
 		int64_t kp_k_ = kp_failed_ ? -(int64_t)kp_err_ : KP_KRET_##kind(kp_r_); \
 		kp_call_end(&kp_c_, kp_failed_, kp_err_, kp_k_);               \
@@ -117,7 +123,11 @@
 				kp_fd_kinds_stat(kp_a_[1],                     \
 					((const struct stat *)kp_a_[2])->st_mode); \
 		}                                                              \
-		errno = kp_e_;                                                 \
+		/* errno is touched only by a failure: what the shim does      \
+		 * keeps it (raw calls; a flush restores it), so a call that   \
+		 * worked leaves it as libc (or nobody) left it */             \
+		if (unlikely(kp_failed_))                                      \
+			errno = kp_e_;                                         \
 		return kp_r_;                                                  \
 	}
 #define KP_HAND(rtype, name, nr, params)
