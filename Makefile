@@ -56,7 +56,7 @@ PROGRAMS := $(patsubst programs/%.c,$(BUILD)/programs/%,$(wildcard programs/*.c)
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 
 LIBS_ANALYZER := -lmsgpackc -ljansson -lz -lm -lelf
-LIBS_SHIM := -lz -ldl -lpthread
+LIBS_SHIM := -ldl -lpthread
 # The shim's rewrite mode runs this helper (capstone, libelf) to find
 # syscall instructions: the libraries stay out of every traced process.
 LIBS_SITES := -lcapstone -lelf

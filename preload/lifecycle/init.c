@@ -315,6 +315,9 @@ int kp_setup(void)
 	kp_reset_deadline();
 	/* the core's deadline and the output process call the flush */
 	kp_flush_init();
+	/* zlib only for a gzip trace, and now: before rewrite mode's scan */
+	if (kp_output_gzip_wanted())
+		kp_zlib_load();
 	/*
 	 * Open the trace now, before main (in the output process, whose
 	 * descriptor table is its own: the program's limits and closes never

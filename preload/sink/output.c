@@ -9,8 +9,9 @@
  * in the program, moved to a high number, guarded by the close and dup
  * hooks (symbols/fd_guard.c), checked with fstat before every batch and
  * reopened by path when the program closed it behind our back. Files are
- * created 0600 whatever the umask. All I/O is raw syscalls; zlib's memory
- * comes from a private arena so that deflate never calls malloc.
+ * created 0600 whatever the umask. All I/O is raw syscalls; zlib (loaded
+ * for a gzip trace only: zlib_load.c) takes its memory from a private
+ * arena so that deflate never calls malloc.
  */
 #include <fcntl.h>
 #include <string.h>
@@ -19,7 +20,6 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <zlib.h>
 
 #include "sink.h"
 #include "trace_dest.h"
@@ -259,7 +259,8 @@ static int gzip_start(void)
 	memset(&out.z, 0, sizeof(out.z));
 	out.z.zalloc = arena_alloc;
 	out.z.zfree = arena_free;
-	if (deflateInit2(&out.z, 3, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (kp_zlib.init2(&out.z, 3, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+			  (int)sizeof(out.z)) != Z_OK)
 		return -ENOMEM;
 	out.z_ready = true;
 	return 0;
@@ -399,6 +400,12 @@ static void start_output_process(void)
 			 "lives in the program's table");
 }
 
+bool kp_output_gzip_wanted(void)
+{
+	return kp_config.gzip ||
+	       (strncmp(kp_config.out, "unix:", 5) != 0 && ends_with(kp_config.out, ".gz"));
+}
+
 int kp_output_open(void)
 {
 	if (out.fd >= 0)
@@ -421,9 +428,9 @@ int kp_output_open(void)
 	if (reopen)
 		return 0;
 	out.offset = 0;
-	out.gzip = kp_config.gzip ||
-		   (!out.is_socket && strncmp(kp_config.out, "unix:", 5) != 0 &&
-		    ends_with(kp_config.out, ".gz"));
+	/* without libz (kp_zlib_load said so at start-up): plain records */
+	out.gzip = (kp_config.gzip || (!out.is_socket && kp_output_gzip_wanted())) &&
+		   kp_zlib.deflate;
 	int err = out.gzip ? gzip_start() : 0;
 	if (err) {
 		trace_call(close_fn, NULL);
@@ -527,7 +534,7 @@ static int deflate_run(const char *buf, size_t len, int mode)
 	for (;;) {
 		out.z.next_out = out.zout;
 		out.z.avail_out = ZOUT_BYTES;
-		int zr = deflate(&out.z, mode);
+		int zr = kp_zlib.deflate(&out.z, mode);
 		if (zr == Z_STREAM_ERROR)
 			return -EIO;
 		size_t have = ZOUT_BYTES - out.z.avail_out;
@@ -558,7 +565,7 @@ int kp_output_end_batch(bool finish)
 		return 0;
 	int err = deflate_run(NULL, 0, finish ? Z_FINISH : Z_SYNC_FLUSH);
 	if (!err && finish)
-		deflateReset(&out.z); /* a later batch starts a new gzip member */
+		kp_zlib.reset(&out.z); /* a later batch starts a new gzip member */
 	return err;
 }
 

@@ -84,9 +84,27 @@ void kp_maps_seen(const struct kp_maps_line *lines, size_t n, uint64_t gen);
 void kp_maps_know_build_id(uint32_t dev_major, uint32_t dev_minor, uint64_t inode,
 			   const char *id);
 
+/* ---- zlib, loaded for a gzip trace only (zlib_load.c) ---- */
+
+#include <zlib.h>
+
+struct kp_zlib {
+	int (*init2)(z_streamp, int level, int method, int window_bits, int mem_level,
+		     int strategy, const char *version, int stream_size);
+	int (*deflate)(z_streamp, int flush); /* NULL: not loaded */
+	int (*reset)(z_streamp);
+};
+extern struct kp_zlib kp_zlib;
+/* Loads libz.so.1, at start-up: one try, said on stderr when it fails
+ * (the trace is then written without gzip); false then. */
+bool kp_zlib_load(void);
+
 /* ---- output (output.c) ---- */
 
 int kp_output_open(void);
+/* Whether the trace is to be gzipped, as far as the configuration tells
+ * (a socket destination found later may still turn it off). */
+bool kp_output_gzip_wanted(void);
 /* Before an exec's final batch: true when it goes from this process, its
  * descriptor closed before the exec (output.c says when). */
 bool kp_output_exec_local(void);
