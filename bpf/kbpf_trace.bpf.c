@@ -62,11 +62,15 @@ const volatile __u64 cfg_would_block[KBPF_SYSCALL_MAX / 64];
 #define NR_WRITE 1
 #define NR_READV 19
 #define NR_WRITEV 20
+#define NR_EXECVE 59
+#define NR_EXECVEAT 322
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_READ 63
 #define NR_WRITE 64
 #define NR_READV 65
 #define NR_WRITEV 66
+#define NR_EXECVE 221
+#define NR_EXECVEAT 281
 #else
 #error "kbpf-trace: unsupported architecture"
 #endif
@@ -78,12 +82,19 @@ struct {
 	__type(value, struct kbpf_proc);
 } traced SEC(".maps");
 
-/* A traced thread's call in flight (created at its first traced call). */
+/*
+ * A traced thread's call in flight (created at its first traced call),
+ * with what sys_exit needs of its process as sys_enter found it: only an
+ * exec changes that during a call, so sys_exit looks the process up again
+ * for execve and execveat alone (a hash lookup less per call).
+ */
 struct inflight {
 	__u64 start_ns; /* 0: none */
 	__u32 nr;
 	__s32 fd;	/* first argument when it is a descriptor, else -1 */
 	__u32 kind;	/* KP_KIND_* of that descriptor at sys_enter, or 0 */
+	__u32 image;	/* the process's image at sys_enter */
+	__u32 counted;	/* 0: before the traced program's start (KBPF_PROC_BEFORE_START) */
 	__u32 pad;
 };
 
@@ -216,7 +227,8 @@ static __always_inline void on_enter(struct pt_regs *regs, long id)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	/* Untraced processes pay this one lookup. */
-	if (!bpf_map_lookup_elem(&traced, &tgid))
+	struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
+	if (!p)
 		return;
 	if (id < 0 || id >= KBPF_SYSCALL_MAX)
 		return;
@@ -225,12 +237,12 @@ static __always_inline void on_enter(struct pt_regs *regs, long id)
 	struct inflight *f = bpf_task_storage_get(&inflight, task, 0,
 						  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!f) {
-		struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
-		if (p)
-			__sync_fetch_and_add(&p->lost_calls, 1);
+		__sync_fetch_and_add(&p->lost_calls, 1);
 		return;
 	}
 	f->nr = id;
+	f->image = p->image;
+	f->counted = !(p->flags & KBPF_PROC_BEFORE_START);
 	/* Only descriptor calls pay for the walk to the inode. */
 	if (cfg_fd_arg[(id >> 6) & (KBPF_SYSCALL_MAX / 64 - 1)] & (1ull << (id & 63))) {
 		int fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
@@ -249,14 +261,16 @@ static __always_inline void on_enter(struct pt_regs *regs, long id)
  * with SIGNAL_GROUP_EXIT set the whole process is going away, which is
  * what the exit record's pending_pipe_* counters report.
  */
-static __always_inline void check_pending_pipe(struct kbpf_proc *p,
-					       struct inflight *f, long ret)
+static __always_inline void check_pending_pipe(__u32 tgid, struct inflight *f, long ret)
 {
 	if (f->kind != KP_KIND_PIPE || !is_pipe_rw(f->nr) ||
 	    !(ret == -EINTR || (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK)))
 		return;
 	struct task_struct *task = bpf_get_current_task_btf();
 	if (!(BPF_CORE_READ(task, signal, flags) & SIGNAL_GROUP_EXIT))
+		return;
+	struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
+	if (!p)
 		return;
 	if (f->nr == NR_READ || f->nr == NR_READV)
 		__sync_fetch_and_add(&p->pending_pipe_readers, 1);
@@ -395,8 +409,16 @@ static __always_inline void account_stack(void *ctx, struct pt_regs *regs,
 	bpf_map_update_elem(&stack_samples, &id, smp, BPF_NOEXIST);
 }
 
+/* A call the maps could not keep: a loss of its process (a rare path). */
+static __always_inline void lost_call(__u32 tgid)
+{
+	struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
+	if (p)
+		__sync_fetch_and_add(&p->lost_calls, 1);
+}
+
 static __always_inline void account(void *ctx, struct pt_regs *regs,
-				    struct kbpf_proc *p, __u32 tgid,
+				    __u32 image, __u32 tgid,
 				    __u32 tid, const struct inflight *f,
 				    __u64 start_ns, __u64 duration_ns, long ret,
 				    struct kbpf_event_batch *batch)
@@ -405,7 +427,7 @@ static __always_inline void account(void *ctx, struct pt_regs *regs,
 	struct kbpf_agg_key key = {
 		.tgid = tgid,
 		.tid = cfg_per_thread ? tid : 0,
-		.image = p->image,
+		.image = image,
 		.nr = nr,
 	};
 	struct kbpf_agg_value *v = bpf_map_lookup_elem(&aggs, &key);
@@ -413,7 +435,7 @@ static __always_inline void account(void *ctx, struct pt_regs *regs,
 		bpf_map_update_elem(&aggs, &key, &zero_value, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&aggs, &key);
 		if (!v) {
-			__sync_fetch_and_add(&p->lost_calls, 1);
+			lost_call(tgid);
 			return;
 		}
 	}
@@ -453,7 +475,7 @@ static __always_inline void account(void *ctx, struct pt_regs *regs,
 		} else {
 			__u64 one = 1;
 			if (bpf_map_update_elem(&errnos, &ekey, &one, BPF_NOEXIST))
-				__sync_fetch_and_add(&p->lost_calls, 1);
+				lost_call(tgid);
 		}
 	}
 
@@ -466,7 +488,7 @@ static __always_inline void account(void *ctx, struct pt_regs *regs,
 					     : &one_batch[0];
 		e->tgid = tgid;
 		e->tid = tid;
-		e->image = p->image;
+		e->image = image;
 		e->nr = nr;
 		e->start_ns = start_ns;
 		e->duration_ns = duration_ns;
@@ -496,15 +518,22 @@ static __always_inline void on_exit(void *ctx, struct pt_regs *regs, long ret)
 
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
-	struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
+	__u32 image = f->image;
+	bool counted = f->counted;
 	/*
-	 * Looked up at exit, not enter: a successful execve returns in the
-	 * new image (the exec handler bumped `image`), where it is counted.
+	 * A successful execve returns in the new image (the exec handler
+	 * bumped `image` and cleared KBPF_PROC_BEFORE_START), where it is
+	 * counted: for these two the process is looked up again.
 	 */
-	if (p && !(p->flags & KBPF_PROC_BEFORE_START)) {
-		account(ctx, regs, p, tgid, (__u32)pid_tgid, f, start_ns,
+	if (f->nr == NR_EXECVE || f->nr == NR_EXECVEAT) {
+		struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
+		counted = p && !(p->flags & KBPF_PROC_BEFORE_START);
+		image = p ? p->image : 0;
+	}
+	if (counted) {
+		account(ctx, regs, image, tgid, (__u32)pid_tgid, f, start_ns,
 			now - start_ns, ret, batch);
-		check_pending_pipe(p, f, ret);
+		check_pending_pipe(tgid, f, ret);
 	}
 	batch_end(batch);
 }
@@ -641,7 +670,7 @@ static __always_inline void on_task_exit(void *ctx, struct task_struct *task)
 	if (f && f->start_ns && !(p->flags & KBPF_PROC_BEFORE_START)) {
 		struct kbpf_event_batch *batch = cfg_events ? batch_begin() : NULL;
 		__u64 now = bpf_ktime_get_ns();
-		account(ctx, NULL, p, tgid, (__u32)pid_tgid, f, f->start_ns,
+		account(ctx, NULL, p->image, tgid, (__u32)pid_tgid, f, f->start_ns,
 			now - f->start_ns, 0, batch);
 		batch_end(batch);
 		f->start_ns = 0;
