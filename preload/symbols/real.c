@@ -6,7 +6,6 @@
  * may allocate and an interposed allocator may call a hook.
  */
 #include <dlfcn.h>
-#include <gnu/lib-names.h>
 #include <string.h>
 
 #include "symbols.h"
@@ -32,6 +31,29 @@ static void *lookup(const char *name)
 	return p;
 }
 
+/*
+ * Where libc is mapped: the base of the object holding one of its
+ * functions that no hook replaces. A function found after kprof is libc's
+ * own when it lies in that object. Not dlopen(RTLD_NOLOAD) and dlsym on
+ * its handle: dlopen allocates, and this may run inside the program's
+ * allocator (jemalloc reads /etc/malloc.conf with readlink while it holds
+ * its init lock, before main: the first hook starts the shim there, and a
+ * malloc then waited on that lock for ever). dladdr allocates nothing.
+ */
+static const void *libc_base(void)
+{
+	Dl_info info;
+	if (!dladdr((const void *)(uintptr_t)&strlen, &info))
+		return NULL;
+	return info.dli_fbase;
+}
+
+static bool in_libc(const void *fn, const void *base)
+{
+	Dl_info info;
+	return fn && base && dladdr(fn, &info) && info.dli_fbase == base;
+}
+
 void kp_resolve_all(void)
 {
 	struct kp_real r;
@@ -46,16 +68,14 @@ void kp_resolve_all(void)
 	 * interposer after kprof (fakeroot, a sandbox) must still be called. */
 	struct kp_direct d;
 	memset(&d, 0, sizeof(d));
-	void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
+	const void *libc = libc_base();
 	if (libc) {
 #define KP_HOOK(rtype, name, nr, params, args, kind, raw)                      \
-	d.name = raw == RAW_DIRECT && r.name && (void *)r.name == dlsym(libc, #name);
+	d.name = raw == RAW_DIRECT && in_libc((const void *)(uintptr_t)r.name, libc);
 #define KP_HAND(rtype, name, nr, params)
 #include "hooks.def"
 #undef KP_HOOK
 #undef KP_HAND
-		/* not closed: libc stays loaded anyway, and dlclose here
-		 * would be our own hook (dlclose.c) during init */
 	}
 	memcpy(&kp_direct, &d, sizeof(d));
 	/* Publish pointer by pointer: other threads may read them any time. */
