@@ -400,10 +400,15 @@ static void start_output_process(void)
 			 "lives in the program's table");
 }
 
+/* A trace path (not a socket) whose name asks for gzip. */
+static bool gzip_by_name(void)
+{
+	return strncmp(kp_config.out, "unix:", 5) != 0 && ends_with(kp_config.out, ".gz");
+}
+
 bool kp_output_gzip_wanted(void)
 {
-	return kp_config.gzip ||
-	       (strncmp(kp_config.out, "unix:", 5) != 0 && ends_with(kp_config.out, ".gz"));
+	return kp_config.gzip || gzip_by_name();
 }
 
 int kp_output_open(void)
@@ -429,8 +434,7 @@ int kp_output_open(void)
 		return 0;
 	out.offset = 0;
 	/* without libz (kp_zlib_load said so at start-up): plain records */
-	out.gzip = (kp_config.gzip || (!out.is_socket && kp_output_gzip_wanted())) &&
-		   kp_zlib.deflate;
+	out.gzip = (kp_config.gzip || (!out.is_socket && gzip_by_name())) && kp_zlib.deflate;
 	int err = out.gzip ? gzip_start() : 0;
 	if (err) {
 		trace_call(close_fn, NULL);
