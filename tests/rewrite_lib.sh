@@ -38,7 +38,7 @@ both() {
 	shift
 	mkdir -p "$dir"
 	both_rc=0
-	"$KBPF" --events -o "$dir/bpf" -- env KPROF_HOOK="$REWRITE_HOOK" LD_PRELOAD="$SHIM" \
+	"$KBPF" "${KBPF_EXACT[@]}" -o "$dir/bpf" -- env KPROF_HOOK="$REWRITE_HOOK" LD_PRELOAD="$SHIM" \
 		KPROF_OUT="$dir/shim" "$@" > "$dir/out.txt" || both_rc=$?
 }
 

@@ -21,7 +21,7 @@ check() { # MODE NAME CMD...
 	local mode=$1 name=$2 dir=$1-$2
 	shift 2
 	mkdir -p "$dir"
-	"$KBPF" --events -o "$dir/bpf" -- env KPROF_HOOK="$mode" LD_PRELOAD="$SHIM" \
+	"$KBPF" "${KBPF_EXACT[@]}" -o "$dir/bpf" -- env KPROF_HOOK="$mode" LD_PRELOAD="$SHIM" \
 		KPROF_OUT="$PWD/$dir/shim" "$@" > "$dir/out.txt"
 	local lost
 	lost=$("$KANALYZE" --format=json "$dir/bpf" | jq '.drops.events + .drops.records')

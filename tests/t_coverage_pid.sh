@@ -7,7 +7,7 @@
 . "$KPROF_ROOT/tests/bpf_lib.sh"
 need_bpf
 prog=$BUILD/tests/getppid_loop
-"$KBPF" --events -o "$PWD/bpf" -- env KPROF_HOOK=symbols LD_PRELOAD="$SHIM" \
+"$KBPF" "${KBPF_EXACT[@]}" -o "$PWD/bpf" -- env KPROF_HOOK=symbols LD_PRELOAD="$SHIM" \
 	KPROF_OUT="$PWD/shim" sh -c "$prog 300 & $prog 700 & wait" > out.txt
 expect_eq "both ran" "getppid=300 getppid=700" "$(sort out.txt | tr '\n' ' ' | sed 's/ $//')"
 shim_json=$(profile_json shim)
@@ -41,7 +41,7 @@ expect_eq "--pid with -e getppid: rows" 1 \
 # --after-start (rewrite mode: the shim sees every call after its start):
 # in the one process, A and B agree on every row
 if [ "$(uname -m)" = x86_64 ]; then
-	"$KBPF" --events -o "$PWD/rw/bpf" -- env KPROF_HOOK=rewrite LD_PRELOAD="$SHIM" \
+	"$KBPF" "${KBPF_EXACT[@]}" -o "$PWD/rw/bpf" -- env KPROF_HOOK=rewrite LD_PRELOAD="$SHIM" \
 		KPROF_OUT="$PWD/rw/shim" sh -c "$prog 300 & $prog 700 & wait" > /dev/null
 	rw_json=$(profile_json rw/shim)
 	if [ "$(jq -r .hook_mode <<<"$rw_json")" = rewrite ]; then

@@ -47,7 +47,7 @@ expect_eq "blocked: getppid (1,000 twice, and the program's own twice)" 2002 \
 # the dlopen()ed library under kbpf-trace too: exact, through dispatch
 mkdir -m 1777 run
 rc=0
-"$KBPF" --events -o "$PWD/run/bpf" -- "${AS_NOBODY[@]}" env HOME="$PWD/home" LD_PRELOAD="$SHIM" \
+"$KBPF" "${KBPF_EXACT[@]}" -o "$PWD/run/bpf" -- "${AS_NOBODY[@]}" env HOME="$PWD/home" LD_PRELOAD="$SHIM" \
 	KPROF_OUT="$PWD/run/shim" "$prog" dlopen "$lib" 1000 > run/out.txt || rc=$?
 expect_eq "dlopen: exit status" 0 "$rc"
 expect_eq "dlopen: output" "unpatchable_calls_ok=1" "$(cat run/out.txt)"

@@ -24,7 +24,7 @@ nobody_both() {
 	shift
 	mkdir -m 1777 -p "$dir"
 	both_rc=0
-	"$KBPF" --events -o "$dir/bpf" -- "${AS_NOBODY[@]}" env HOME="$nobody_home" \
+	"$KBPF" "${KBPF_EXACT[@]}" -o "$dir/bpf" -- "${AS_NOBODY[@]}" env HOME="$nobody_home" \
 		LD_PRELOAD="$SHIM" KPROF_OUT="$dir/shim" "$@" > "$dir/out.txt" || both_rc=$?
 }
 # at_least DIR NAME: 99.9% of the kernel's calls after start-up, none over

@@ -77,7 +77,7 @@ else
 fi
 
 if [ -x "$KBPF" ] && [ "$(id -u)" -eq 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
-	"$KBPF" --events -o bpf -- "$prog" "$N" "$M" "$K" > bpf.out || fail "program failed under kbpf-trace"
+	"$KBPF" "${KBPF_EXACT[@]}" -o bpf -- "$prog" "$N" "$M" "$K" > bpf.out || fail "program failed under kbpf-trace"
 	check bpf
 	expect_eq "kbpf-trace = shim (read, flock)" "$(rows symbols)" "$(rows bpf)"
 else

@@ -16,7 +16,7 @@ C
 gcc -c hello.c -o plain.o
 mkdir -p run
 rc=0
-"$KBPF" --events -o "$PWD/run/bpf" -- env "${HOOK_ENV[@]}" LD_PRELOAD="$SHIM" KPROF_OUT="$PWD/run/shim" \
+"$KBPF" "${KBPF_EXACT[@]}" -o "$PWD/run/bpf" -- env "${HOOK_ENV[@]}" LD_PRELOAD="$SHIM" KPROF_OUT="$PWD/run/shim" \
 	gcc -c hello.c -o traced.o || rc=$?
 expect_eq "exit status" 0 "$rc"
 cmp plain.o traced.o || fail "the object differs under the shim"

@@ -13,7 +13,7 @@ need_rewrite
 command -v node >/dev/null || skip "node missing (Debian package nodejs)"
 mkdir -p atomics
 rc=0
-"$KBPF" --events -o "$PWD/atomics/bpf" -- env "${HOOK_ENV[@]}" LD_PRELOAD="$SHIM" KPROF_OUT="$PWD/atomics/shim" \
+"$KBPF" "${KBPF_EXACT[@]}" -o "$PWD/atomics/bpf" -- env "${HOOK_ENV[@]}" LD_PRELOAD="$SHIM" KPROF_OUT="$PWD/atomics/shim" \
 	node "$KPROF_ROOT/programs/node/atomics.js" 500 > atomics/out.txt || rc=$?
 expect_eq "exit status" 0 "$rc"
 expect_eq "output" "rounds=500" "$(cat atomics/out.txt)"

@@ -17,7 +17,7 @@ for round in 1 2 3; do
 	rm -rf "r$round"
 	mkdir -p "r$round"
 	rc=0
-	"$KBPF" --events -o "$PWD/r$round/bpf" -- env KPROF_HOOK=rewrite \
+	"$KBPF" "${KBPF_EXACT[@]}" -o "$PWD/r$round/bpf" -- env KPROF_HOOK=rewrite \
 		LD_PRELOAD="$SHIM $PWD/libearly.so" KPROF_OUT="$PWD/r$round/shim" \
 		"$BUILD/tests/getppid_loop" 1000 > "r$round/out.txt" || rc=$?
 	expect_eq "round $round: exit status" 0 "$rc"
