@@ -3,15 +3,16 @@
 # the lowest page cannot be mapped): the rewrite-mode tests run again in
 # it (KPROF_TEST_HOOK=patch): threads made with clone, exact coverage
 # against the kernel, dlopen, exit paths, fork with threads, gcc's process
-# tree, Node, shells, signal handlers returning through rt_sigreturn,
-# vfork, code made at run time (t_rewrite_jit: reached through Syscall
-# User Dispatch) and threads already running while the code is patched
-# (t_rewrite_threads).
+# tree, a zombie child while the site helper runs, Node, shells, signal
+# handlers returning through rt_sigreturn, vfork, code made at run time
+# (t_rewrite_jit: reached through Syscall User Dispatch) and threads
+# already running while the code is patched (t_rewrite_threads).
 source "$KPROF_ROOT/tests/lib.sh"
 [ "$(uname -m)" = x86_64 ] || skip "patch mode is x86_64 only"
 export KPROF_TEST_HOOK=patch
 failed=()
-for t in clone coverage dlopen exit fork_threads gcc jit node shells signals threads vfork; do
+for t in clone coverage dlopen exit fork_threads gcc helper_zombie jit node shells signals threads \
+	vfork; do
 	mkdir "$t"
 	rc=0
 	( cd "$t" && TMPDIR=$PWD bash "$KPROF_ROOT/tests/t_rewrite_$t.sh" ) > "$t.log" 2>&1 || rc=$?

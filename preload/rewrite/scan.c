@@ -301,7 +301,6 @@ static void helper_sigchld_drop(long pid)
 	if (kp_raw(SYS_waitid, P_ALL, 0, &si, WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT,
 		   NULL) == 0 && si.si_pid) {
 		si.si_signo = SIGCHLD;
-		{ char b[24]; kp_write_stderr("KPDBG waitid child "); kp_write_stderr(kp_u64_dec(b, (uint64_t)si.si_pid)); kp_write_stderr(" self "); kp_write_stderr(kp_u64_dec(b, (uint64_t)kp_raw0(SYS_getpid))); kp_write_stderr(kp_state == KP_ACTIVE ? " active" : " init"); kp_write_stderr("\n"); }
 		kp_raw(SYS_rt_sigqueueinfo, kp_raw0(SYS_getpid), SIGCHLD, &si);
 	}
 }
