@@ -1224,6 +1224,11 @@ bool ka_model_exec_orphan(const struct ka_model *m, const struct ka_stream *s)
 		const struct ka_stream *t = &m->streams[i];
 		if (t != s && t->pid == s->pid && t->parent_stream == s->stream)
 			return false;
+		/* an empty trace file of the pid: the new image was killed
+		 * before its header, which that file's message says already
+		 * (an image that exec'd wrote its exec record: not empty) */
+		if (t != s && t->pid == s->pid && t->empty_file)
+			return false;
 	}
 	return true;
 }

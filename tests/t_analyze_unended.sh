@@ -119,6 +119,21 @@ expect_eq "execs without a stream: lines" 2 "$n"
 expect_eq "execs without a stream: nothing else said" 2 "$(wc -l < execs.err)"
 expect_eq "execs without a stream: JSON" "$static $static" \
 	"$(json_of execs | jq -r '[.execs_without_stream[].path] | join(" ")')"
+# the new image of the last exec killed before its header: its empty
+# file is said, and the exec is not said a second time
+cp -r execs execs-killed
+last=$(json_of execs | jq -r '[.execs_without_stream[].pid] | max')
+: > "execs-killed/static_getppid.$last.0.msgpack"
+run_k execs-killed execs-killed
+expect_eq "exec, then an empty file of its pid: exit" 2 "$rc"
+expect_eq "exec, then an empty file of its pid: lines" 2 "$(wc -l < execs-killed.err)"
+grep -qx "kanalyze: execs-killed/static_getppid.$last.0.msgpack: empty trace file: the process wrote nothing (killed before its first flush, or its disk was full)" execs-killed.err ||
+	fail "exec, then an empty file: no empty-file line: $(cat execs-killed.err)"
+expect_eq "exec, then an empty file of its pid: the other exec said" 1 \
+	"$(grep -c "^kanalyze: the exec of $static by pid [0-9]* has no stream after it" execs-killed.err)"
+grep -q "by pid $last has no stream after it" execs-killed.err &&
+	fail "exec, then an empty file: the exec of pid $last said too"
+echo "ok: an exec whose new image left an empty file is said once"
 run_k execs-strict --strict execs
 expect_eq "execs without a stream: --strict exit" 3 "$rc"
 grep -qx -- "$(strict_line 0 0 0 0 0 ", 2 execs without a stream")" execs-strict.err ||
