@@ -111,7 +111,7 @@ static const char usage_text[] =
 "      --folded          folded stacks for flamegraph.pl (lib`function;...;\n"
 "                        syscall count): the shim's site, or kbpf-trace's\n"
 "                        whole stacks, root first\n"
-"      --debug-dir=DIR   with --sites, --folded, --html: look for separate\n"
+"      --debug-dir=DIR   with --sites, --folded, --html, --pprof: look for separate\n"
 "                        debug files under DIR/.build-id/ (repeatable, in\n"
 "                        order; default /usr/lib/debug)\n"
 "      --interval=MS     time series: per-interval deltas of the periodic\n"
@@ -122,6 +122,12 @@ static const char usage_text[] =
 "                        syscall (per syscall for events without descriptors);\n"
 "                        event records; --format=json for scripts\n"
 "      --html=FILE       one self-contained HTML report with SVG charts\n"
+"      --pprof=FILE      the profile in pprof's format (profile.proto, gzipped)\n"
+"                        for go tool pprof, Pyroscope, Parca, speedscope:\n"
+"                        sample types calls and time (ns, the default), each\n"
+"                        syscall a leaf `syscall:NAME` under its call site\n"
+"                        (the shim) or whole stack (kbpf-trace --stacks);\n"
+"                        labels pid, tid, process\n"
 "      --strict          any loss is an error (exit 3): records missing (gaps in\n"
 "                        sequence numbers), drop records, streams that ended\n"
 "                        without their exit record, empty or headerless\n"
@@ -185,6 +191,7 @@ static const char usage_text[] =
 "  KPROF_EVENTS=1 ... ; kanalyze --timeline=out.json /tmp/t\n"
 "  kanalyze --sites /tmp/t; kanalyze --folded /tmp/t > stacks.txt\n"
 "  kanalyze --html=report.html --interval=100 /tmp/t\n"
+"  kanalyze --pprof=prof.pb.gz /tmp/t; go tool pprof -top prof.pb.gz\n"
 "  kanalyze --assert 'pending_pipe_readers==0' --assert 'exit_status_max==0' /tmp/t\n";
 
 struct ka_inputs {
@@ -364,7 +371,7 @@ static int pair_status(const struct ka_inputs *a, const struct ka_inputs *b, con
 
 enum {
 	OPT_LISTEN = 1000, OPT_SAVE, OPT_REFRESH, OPT_LINGER, OPT_DIFF,
-	OPT_TIMELINE, OPT_SITES, OPT_FOLDED, OPT_INTERVAL, OPT_HTML, OPT_STRICT,
+	OPT_TIMELINE, OPT_SITES, OPT_FOLDED, OPT_INTERVAL, OPT_HTML, OPT_PPROF, OPT_STRICT,
 	OPT_ASSERT, OPT_PID, OPT_MIN_DURATION, OPT_FAILED, OPT_SUCCEEDED,
 	OPT_BLOCKING, OPT_AFTER_START, OPT_DEBUG_DIR,
 };
@@ -372,7 +379,7 @@ enum {
 struct cli {
 	struct ka_report_opts opts;
 	bool coverage, diff, sites, folded, strict, blocking, by_errno, after_start;
-	const char *listen, *save, *timeline, *html;
+	const char *listen, *save, *timeline, *html, *pprof;
 	uint64_t refresh_ms, linger_ms, interval_ms;
 	const char *asserts[MAX_ASSERTS];
 	size_t n_asserts;
@@ -443,6 +450,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "html", required_argument, NULL, OPT_HTML },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "assert", required_argument, NULL, OPT_ASSERT },
 		{ "pid", required_argument, NULL, OPT_PID },
@@ -538,6 +546,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			}
 			break;
 		case OPT_HTML: cli->html = optarg; break;
+		case OPT_PPROF: cli->pprof = optarg; break;
 		case OPT_STRICT: cli->strict = true; break;
 		case OPT_BLOCKING: cli->blocking = true; break;
 		case OPT_ASSERT:
@@ -607,18 +616,20 @@ static int check_asserts(const struct cli *cli, const struct ka_model *m)
 static int write_to_file(const char *path, const char *what, const struct ka_model *m,
 			 const struct cli *cli)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = fopen(path, strcmp(what, "pprof") == 0 ? "wb" : "w");
 	if (!f) {
 		fprintf(stderr, "kanalyze: cannot create %s: %s\n", path, strerror(errno));
 		return -errno;
 	}
 	int err = 0;
-	uint64_t slices = 0;
+	uint64_t slices = 0, samples = 0;
 	struct stat st;
 	/* a regular file is removed when writing fails (/dev/stdout is not) */
 	bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
 	if (strcmp(what, "timeline") == 0)
 		err = ka_write_timeline(f, m, &slices);
+	else if (strcmp(what, "pprof") == 0)
+		err = ka_write_pprof(f, m, &samples);
 	else
 		err = ka_write_html(f, m, &cli->opts, cli->interval_ms);
 	if (fclose(f) && !err)
@@ -630,6 +641,8 @@ static int write_to_file(const char *path, const char *what, const struct ka_mod
 	}
 	else if (strcmp(what, "timeline") == 0)
 		fprintf(stderr, "kanalyze: %s: %" PRIu64 " slices\n", path, slices);
+	else if (strcmp(what, "pprof") == 0)
+		fprintf(stderr, "kanalyze: %s: %" PRIu64 " samples\n", path, samples);
 	return err;
 }
 
@@ -666,6 +679,11 @@ static int print_views(struct cli *cli, struct ka_model *m, bool damaged)
 	}
 	if (cli->html) {
 		if ((err = write_to_file(cli->html, "html", m, cli)))
+			return EXIT_USAGE;
+		printed = true;
+	}
+	if (cli->pprof) {
+		if ((err = write_to_file(cli->pprof, "pprof", m, cli)))
 			return EXIT_USAGE;
 		printed = true;
 	}

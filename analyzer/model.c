@@ -629,6 +629,9 @@ static int on_header(struct ka_model *m, const msgpack_object *map,
 	GET_UINT(map, "ppid", &s->ppid, bad);
 	GET_UINT(map, "parent_stream", &s->parent_stream, bad);
 	GET_UINT(map, "time_ns", &s->start_ns, bad);
+	s->start_real_ns = 0;
+	if (clock)
+		GET_UINT(clock, "realtime_ns", &s->start_real_ns, bad);
 	if ((err = get_str(map, "producer", &s->producer, bad)) ||
 	    (err = get_str(map, "origin", &s->origin, bad)) ||
 	    (err = get_str(map, "exe", &s->exe, bad)) ||

@@ -87,6 +87,7 @@ struct ka_thread {
 
 struct ka_stream {
 	uint64_t pid, stream, ppid, parent_stream, version, start_ns;
+	uint64_t start_real_ns; /* the header's clock.realtime_ns; 0: not said */
 	bool have_header;
 	char *producer, *origin, *exe, *arch, *host, *kernel, *coverage;
 	char *hook_mode; /* shim: "rewrite" or "symbols" */

@@ -47,7 +47,7 @@ static bool in_libc(const struct ka_stream *s, uint64_t pc)
  * no mapping (code without frame pointers left a register value in the
  * chain; what follows it was read through that value, so it is noise).
  */
-static size_t stack_depth(const struct ka_stream *s, const struct ka_stack *st)
+size_t ka_stack_depth(const struct ka_stream *s, const struct ka_stack *st)
 {
 	for (size_t f = 0; f < st->depth; f++)
 		if (!ka_map_of(s, st->pcs[f] - 1)) /* frames are return addresses */
@@ -82,7 +82,7 @@ static int add_row(struct ka_site_row **r, size_t *n, size_t *cap,
 #define UNKNOWN_SITE "[unknown site]"
 
 /* Whether any stream of the model has kbpf-trace stacks. */
-static bool model_has_stacks(const struct ka_model *m)
+bool ka_model_has_stacks(const struct ka_model *m)
 {
 	for (size_t i = 0; i < m->n_streams; i++)
 		for (size_t t = 0; t < m->streams[i].n_threads; t++)
@@ -94,7 +94,7 @@ static bool model_has_stacks(const struct ka_model *m)
 
 /* A stream whose calls all belong at a site: the shim records one per call
  * (or "other"); kbpf-trace does with --stacks. */
-static bool stream_has_sites(const struct ka_stream *s, bool stacks)
+bool ka_stream_has_sites(const struct ka_stream *s, bool stacks)
 {
 	return (s->producer && !strcmp(s->producer, "preload")) || stacks;
 }
@@ -106,7 +106,7 @@ static bool stream_has_sites(const struct ka_stream *s, bool stacks)
  * Shown as "[unknown site]" so that sites and folded stacks sum to the
  * profile's counts.
  */
-static uint64_t sc_unattributed(const struct ka_sc_stats *sc, bool stacks,
+uint64_t ka_sc_unattributed(const struct ka_sc_stats *sc, bool stacks,
 				uint64_t *time_ns)
 {
 	uint64_t count = 0, time = 0;
@@ -122,7 +122,7 @@ static uint64_t sc_unattributed(const struct ka_sc_stats *sc, bool stacks,
 	return sc->count > count ? sc->count - count : 0;
 }
 
-static void syscall_label(char *out, size_t size, const char *arch, uint64_t nr)
+void ka_syscall_label(char *out, size_t size, const char *arch, uint64_t nr)
 {
 	const char *name = nr < KP_SYSCALL_MAX ? kp_syscall_name(arch, (unsigned)nr) : NULL;
 	if (name)
@@ -138,7 +138,7 @@ static void syscall_label(char *out, size_t size, const char *arch, uint64_t nr)
 static int collect_sites(const struct ka_model *m, bool stacks,
 			 struct ka_site_row **rows, size_t *n_rows)
 {
-	bool any_stacks = stacks && model_has_stacks(m);
+	bool any_stacks = stacks && ka_model_has_stacks(m);
 	struct ka_symbolizer *sym = NULL;
 	struct ka_site_row *r = NULL;
 	size_t n = 0, cap = 0;
@@ -154,14 +154,14 @@ static int collect_sites(const struct ka_model *m, bool stacks,
 				const struct ka_sc_stats *sc = &th->sc[k];
 				size_t n_stacks = stacks ? sc->n_stacks : 0;
 				uint64_t rest_ns = 0, rest = 0;
-				if (stream_has_sites(s, any_stacks))
-					rest = sc_unattributed(sc, stacks, &rest_ns);
+				if (ka_stream_has_sites(s, any_stacks))
+					rest = ka_sc_unattributed(sc, stacks, &rest_ns);
 				for (size_t j = 0; j < sc->n_sites + n_stacks + (rest != 0); j++) {
 					struct ka_site_row *x;
 					if ((err = add_row(&r, &n, &cap, &x)))
 						goto out;
 					x->nr = sc->nr;
-					syscall_label(x->syscall, sizeof(x->syscall), arch, sc->nr);
+					ka_syscall_label(x->syscall, sizeof(x->syscall), arch, sc->nr);
 					if (j == sc->n_sites + n_stacks) {
 						snprintf(x->where, sizeof(x->where), UNKNOWN_SITE);
 						x->count = rest;
@@ -330,7 +330,7 @@ static char *folded_stack(struct ka_symbolizer *sym, const struct ka_stream *s,
 		return NULL;
 	if (!st->depth)
 		fputs("[unknown_stack];", f);
-	for (size_t k = stack_depth(s, st); k-- > 0;) {
+	for (size_t k = ka_stack_depth(s, st); k-- > 0;) {
 		char where[256], frame[300];
 		ka_symbolize(sym, s, st->pcs[k], where, sizeof(where));
 		folded_frame(frame, sizeof(frame), where);
@@ -361,10 +361,10 @@ static int write_folded_stacks(FILE *out, const struct ka_model *m)
 			for (size_t k = 0; k < th->n_sc && !err; k++) {
 				const struct ka_sc_stats *sc = &th->sc[k];
 				char syscall[40];
-				syscall_label(syscall, sizeof(syscall), arch, sc->nr);
+				ka_syscall_label(syscall, sizeof(syscall), arch, sc->nr);
 				uint64_t rest_ns, rest = 0;
 				if (strcmp(s->producer ? s->producer : "", "preload"))
-					rest = sc_unattributed(sc, true, &rest_ns);
+					rest = ka_sc_unattributed(sc, true, &rest_ns);
 				for (size_t j = 0; j < sc->n_stacks + (rest != 0); j++) {
 					if (n == cap) {
 						cap = cap ? 2 * cap : 64;
@@ -414,7 +414,7 @@ int ka_write_folded(FILE *out, const struct ka_model *m)
 {
 	struct ka_site_row *rows = NULL;
 	size_t n = 0;
-	bool stacks = model_has_stacks(m);
+	bool stacks = ka_model_has_stacks(m);
 	int err = stacks ? write_folded_stacks(out, m) : 0;
 	if (err)
 		return err;

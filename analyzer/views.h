@@ -54,6 +54,22 @@ int ka_report_sites(FILE *out, const struct ka_model *m,
 		    const struct ka_report_opts *o);
 int ka_write_folded(FILE *out, const struct ka_model *m);
 
+/* sites.c, also for pprof.c: the model's sites and stacks. */
+/* Whether any stream of the model has kbpf-trace stacks. */
+bool ka_model_has_stacks(const struct ka_model *m);
+/* A stream whose calls all belong at a site: the shim's, or any with stacks. */
+bool ka_stream_has_sites(const struct ka_stream *s, bool stacks);
+/* The calls (and their time) of sc at no site, nor stack when stacks. */
+uint64_t ka_sc_unattributed(const struct ka_sc_stats *sc, bool stacks, uint64_t *time_ns);
+/* A stack's frames worth showing, innermost first: up to the first
+ * outside every mapping (a frame-pointer chain read through noise). */
+size_t ka_stack_depth(const struct ka_stream *s, const struct ka_stack *st);
+/* The syscall's name in arch, or syscall_NR. */
+void ka_syscall_label(char *out, size_t size, const char *arch, uint64_t nr);
+
+/* pprof.c: the profile as pprof's profile.proto, gzipped (--pprof). */
+int ka_write_pprof(FILE *out, const struct ka_model *m, uint64_t *samples);
+
 /* One resolved call site of the whole model. */
 struct ka_site_row {
 	uint64_t nr;
