@@ -55,7 +55,7 @@ ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(BUILD)/obj/%.o)
 PROGRAMS := $(patsubst programs/%.c,$(BUILD)/programs/%,$(wildcard programs/*.c))
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 
-LIBS_ANALYZER := -lmsgpackc -ljansson -lz -lm -lelf
+LIBS_ANALYZER := -lmsgpackc -ljansson -lz -lm -lelf -liberty
 LIBS_SHIM := -ldl -lpthread
 # The shim's rewrite mode runs this helper (capstone, libelf) to find
 # syscall instructions: the libraries stay out of every traced process.

@@ -230,12 +230,9 @@ static uint64_t str_id(struct writer *w, const char *s)
 static uint64_t function_id(struct writer *w, const char *where)
 {
 	char name[300], file[300];
-	/* the last " (": a C++ name may hold one */
-	const char *paren = NULL;
-	for (const char *p = strstr(where, " ("); p; p = strstr(p + 1, " ("))
-		paren = p;
+	const char *paren = ka_symbol_library(where);
 	size_t len = strlen(where);
-	if (paren && len && where[len - 1] == ')' && paren[2] != '[') {
+	if (paren) {
 		snprintf(name, sizeof(name), "%.*s", (int)(paren - where), where);
 		snprintf(file, sizeof(file), "%.*s", (int)(len - (size_t)(paren - where) - 3),
 			 paren + 2);

@@ -296,9 +296,9 @@ int ka_report_sites(FILE *out, const struct ka_model *m,
 /* "do_read (prog)" -> "prog`do_read"; spaces and ';' would break the format. */
 static void folded_frame(char *out, size_t size, const char *where)
 {
-	const char *paren = strstr(where, " (");
+	const char *paren = ka_symbol_library(where);
 	size_t len = strlen(where);
-	if (paren && len && where[len - 1] == ')')
+	if (paren)
 		snprintf(out, size, "%.*s`%.*s", (int)(len - (size_t)(paren - where) - 3),
 			 paren + 2, (int)(paren - where), where);
 	else

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Call-site symbolization with libelf; see symbolize.h. */
 #include <errno.h>
+#include <libiberty/demangle.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -15,6 +16,8 @@
 struct symbol {
 	uint64_t value, size;
 	char *name;
+	char *demangled; /* NULL: not tried yet, or not a mangled name */
+	bool tried;
 };
 
 struct segment {
@@ -59,8 +62,10 @@ void ka_symbolizer_free(struct ka_symbolizer *sym)
 		return;
 	for (size_t i = 0; i < sym->n_files; i++) {
 		struct elf_file *f = &sym->files[i];
-		for (size_t k = 0; k < f->n_syms; k++)
+		for (size_t k = 0; k < f->n_syms; k++) {
 			free(f->syms[k].name);
+			free(f->syms[k].demangled);
+		}
 		free(f->syms);
 		free(f->path);
 		free(f->build_id);
@@ -130,6 +135,8 @@ static int add_symbols(struct elf_file *f, Elf *elf, Elf64_Word type)
 			struct symbol *y = &f->syms[f->n_syms];
 			y->value = s.st_value;
 			y->size = s.st_size;
+			y->demangled = NULL;
+			y->tried = false;
 			if (!(y->name = strdup(name)))
 				return -ENOMEM;
 			f->n_syms++;
@@ -239,6 +246,47 @@ static struct elf_file *file_get(struct ka_symbolizer *sym, const struct ka_map 
 	return f;
 }
 
+/*
+ * The symbol's name as people read it: C++ (Itanium ABI) and Rust (legacy
+ * and v0) names demangled by libiberty's cplus_demangle, as c++filt does
+ * without its hash and disambiguators (DMGL_VERBOSE); other names as they
+ * are. Done once per symbol, at its first use.
+ */
+static const char *display_name(struct symbol *y)
+{
+	if (!y->tried) {
+		y->tried = true;
+		if (y->name[0] == '_' && (y->name[1] == 'Z' || y->name[1] == 'R'))
+			y->demangled = cplus_demangle(y->name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	}
+	return y->demangled ? y->demangled : y->name;
+}
+
+/*
+ * "name (library)" into buf; a name too long for buf is cut, with "...",
+ * so that the library always ends it (the views split it off at the last
+ * " (").
+ */
+static void name_and_library(char *buf, size_t size, const char *name, const char *lib)
+{
+	size_t need = strlen(name) + strlen(lib) + 4;
+	if (need <= size || strlen(lib) + 8 > size) {
+		snprintf(buf, size, "%s (%s)", name, lib);
+		return;
+	}
+	int keep = (int)(size - strlen(lib) - 7);
+	snprintf(buf, size, "%.*s... (%s)", keep, name, lib);
+}
+
+const char *ka_symbol_library(const char *where)
+{
+	const char *paren = NULL;
+	for (const char *p = strstr(where, " ("); p; p = strstr(p + 1, " ("))
+		paren = p;
+	size_t len = strlen(where);
+	return paren && where[0] != '[' && len && where[len - 1] == ')' ? paren : NULL;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -284,11 +332,11 @@ void ka_symbolize(struct ka_symbolizer *sym, const struct ka_stream *s,
 					hi = mid;
 			}
 			if (lo > 0) {
-				const struct symbol *y = &f->syms[lo - 1];
+				struct symbol *y = &f->syms[lo - 1];
 				if (vaddr < y->value + (y->size ? y->size : 1) ||
 				    (y->size == 0 && lo == f->n_syms)) {
-					snprintf(buf, size, "%s (%s)", y->name,
-						 base_name(mp->path));
+					name_and_library(buf, size, display_name(y),
+							 base_name(mp->path));
 					return;
 				}
 			}

@@ -26,10 +26,15 @@ int ka_symbolizer_new(struct ka_symbolizer **out);
 void ka_symbolizer_free(struct ka_symbolizer *sym);
 /*
  * Writes "function (library)", "library+0xoffset" or "0xaddress" into buf.
- * addr is a return address: the call is the instruction before it.
+ * addr is a return address: the call is the instruction before it. C++
+ * and Rust names come demangled (libiberty); a name too long for buf is
+ * cut with "..." before " (library)".
  */
 void ka_symbolize(struct ka_symbolizer *sym, const struct ka_stream *s,
 		  uint64_t addr, char *buf, size_t size);
+/* In a "function (library)" name: where " (library)" starts (the last
+ * " (", as a demangled name may hold one), or NULL for other names. */
+const char *ka_symbol_library(const char *where);
 /* The mapping of s that holds pc (newer records first), or NULL. */
 const struct ka_map *ka_map_of(const struct ka_stream *s, uint64_t pc);
 

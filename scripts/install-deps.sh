@@ -4,7 +4,7 @@
 # Usage: install-deps.sh demo|test
 # As root it runs apt-get; otherwise it prints the command and fails.
 set -eu
-build="gcc make libc6-dev linux-libc-dev libmsgpack-dev zlib1g-dev libjansson-dev clang llvm libbpf-dev bpftool libelf-dev libcapstone-dev libssl-dev"
+build="gcc make libc6-dev linux-libc-dev libmsgpack-dev zlib1g-dev libjansson-dev clang llvm libbpf-dev bpftool libelf-dev libcapstone-dev libssl-dev libiberty-dev"
 demo="$build nodejs"
 # The application suites (erlang-ring, mariadb-*, wordpress, kernel-build)
 # run real Debian programs; make test runs them.
