@@ -3,20 +3,22 @@
  * kanalyze --diff A B: per-syscall count, time and average of two traces
  * side by side, with the change and a verdict per row.
  *
- * The verdict follows krunner's rule (a change the wrong way beyond 5%),
- * but counts and times are not equally trustworthy: counts are exact,
- * while the times of two runs on a shared machine differ by tens of
- * percent on their own (measured here: getppid's average 4.7 us in a
- * first run, 1.3 us in the next). So a row is flagged `worse` when it has
- * 5% more calls (the same work costs more time at any per-call cost), or
- * when its time rose by more than 5% with calls that got clearly slower:
- * average up more than 25% (the resolution of the latency histograms) and
- * a Mann-Whitney U test over the two histograms at p <= 0.05, so that a row
+ * The verdict follows krunner's rule (a change the wrong way beyond 5%)
+ * on what costs the program: the time in the syscall. Time decides, and
+ * counts and averages say why, for the times of two runs on a shared
+ * machine differ by tens of percent on their own (measured here:
+ * getppid's average 4.7 us in a first run, 1.3 us in the next). A row is
+ * flagged `worse` when its time rose by more than 5% and it is explained:
+ * 5% more calls (exact), or calls that got clearly slower: average up
+ * more than 25% (the resolution of the latency histograms) and a
+ * Mann-Whitney U test over the two histograms at p <= 0.05, so that a row
  * of a few calls cannot be flagged by chance. The average is taken
  * relative to the run-wide speed factor (the median change of the
  * per-call averages): when the machine made every call of B twice as slow,
- * no single syscall is to blame. `better` is the mirror image
- * and is shown, not counted as a flag.
+ * no single syscall is to blame. More calls in less time is no
+ * regression. `better` is the mirror image and is shown, not counted as
+ * a flag. The verdict names its reason: more calls, slower calls, both,
+ * or a syscall new in B (fewer, faster, gone for `better`).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -38,6 +40,7 @@ struct diff_row {
 	uint64_t count[2], time_ns[2];
 	double d_count, d_time, d_avg; /* percent, INFINITY when from 0 */
 	int verdict; /* 1 worse, -1 better, 0 */
+	const char *why; /* the verdict's reason, "" without one */
 };
 
 static double pct(double a, double b)
@@ -116,17 +119,34 @@ static double speed_factor(const struct diff_row *rows, size_t n)
 
 static double speed = 1;
 
-static int verdict(const struct diff_row *r)
+/* The verdict of r, 1 worse, -1 better, 0 none, with its reason. */
+static int verdict(const struct diff_row *r, const char **why)
 {
+	*why = "";
+	if (!r->count[0] && r->count[1] && r->time_ns[1]) {
+		*why = "new";
+		return 1;
+	}
+	if (r->count[0] && !r->count[1] && r->time_ns[0]) {
+		*why = "gone";
+		return -1;
+	}
 	double rel = r->count[0] && r->count[1] ?
 			     (avg(r->time_ns[1], r->count[1]) / speed /
 				      avg(r->time_ns[0], r->count[0]) - 1) * 100 : r->d_avg;
 	bool slower = rel > SLOWER_PCT && r->p_value <= 0.05;
 	bool faster = rel < -SLOWER_PCT && r->p_value <= 0.05;
-	if (r->d_count > RULE_PCT || (r->d_time > RULE_PCT && slower))
+	bool more = r->d_count > RULE_PCT, fewer = r->d_count < -RULE_PCT;
+	if (r->d_time > RULE_PCT && (more || slower)) {
+		*why = more && slower ? "more and slower calls" : more ? "more calls" : "slower calls";
 		return 1;
-	if (r->d_count < -RULE_PCT || (r->d_time < -RULE_PCT && faster))
+	}
+	if (r->d_time < -RULE_PCT && (fewer || faster)) {
+		*why = fewer && faster ? "fewer and faster calls" :
+		       fewer	       ? "fewer calls" :
+					 "faster calls";
 		return -1;
+	}
 	return 0;
 }
 
@@ -193,7 +213,7 @@ int ka_report_diff(FILE *out, const struct ka_model *a, const struct ka_model *b
 		r->p_value = x && y ? mann_whitney_p(&x->hist, &y->hist) : 0;
 	}
 	speed = speed_factor(rows, n);
-	struct diff_row total = { .nr = UINT64_MAX };
+	struct diff_row total = { .nr = UINT64_MAX, .why = "" };
 	snprintf(total.name, sizeof(total.name), "TOTAL");
 	for (size_t i = 0; i <= n; i++) {
 		struct diff_row *r = i < n ? &rows[i] : &total;
@@ -208,7 +228,7 @@ int ka_report_diff(FILE *out, const struct ka_model *a, const struct ka_model *b
 				   pct(avg(r->time_ns[0], r->count[0]),
 				       avg(r->time_ns[1], r->count[1])) :
 				   r->d_time;
-		r->verdict = i < n ? verdict(r) : 0;
+		r->verdict = i < n ? verdict(r, &r->why) : 0;
 		*regressions += i < n && r->verdict > 0;
 	}
 	qsort(rows, n, sizeof(*rows), by_change);
@@ -231,9 +251,9 @@ int ka_report_diff(FILE *out, const struct ka_model *a, const struct ka_model *b
 				fprintf(out, "\"nr\":%" PRIu64 ",", r->nr);
 			fprintf(out, "\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64
 				",\"time_ns_a\":%" PRIu64 ",\"time_ns_b\":%" PRIu64
-				",\"verdict\":\"%s\"}", r->count[0], r->count[1],
+				",\"verdict\":\"%s\",\"why\":\"%s\"}", r->count[0], r->count[1],
 				r->time_ns[0], r->time_ns[1],
-				r->verdict > 0 ? "worse" : r->verdict < 0 ? "better" : "");
+				r->verdict > 0 ? "worse" : r->verdict < 0 ? "better" : "", r->why);
 		}
 		fprintf(out, ",\"speed_factor\":%.3f,\"regressions\":%zu}\n", speed,
 			*regressions);
@@ -259,16 +279,19 @@ int ka_report_diff(FILE *out, const struct ka_model *a, const struct ka_model *b
 		fmt_pct(dc, sizeof(dc), r->d_count);
 		fmt_pct(dt, sizeof(dt), r->d_time);
 		fmt_pct(da, sizeof(da), r->d_avg);
-		const char *v = r->verdict > 0 ? "worse" : r->verdict < 0 ? "better" : "";
+		char v[48];
+		snprintf(v, sizeof(v), "%s%s%s", r->verdict > 0 ? "worse" : r->verdict < 0 ? "better" : "",
+			 *r->why ? ": " : "", r->why);
 		double a0 = avg(r->time_ns[0], r->count[0]) / 1e3;
 		double a1 = avg(r->time_ns[1], r->count[1]) / 1e3;
 		if (md) {
 			bool bold = r->verdict > 0;
-			fprintf(out, "| %s | %" PRIu64 " | %" PRIu64 " | %s | %.3f | %.3f | %s%s%s | %.3f | %.3f | %s | %s |\n",
+			fprintf(out, "| %s | %" PRIu64 " | %" PRIu64 " | %s | %.3f | %.3f | %s%s%s | %.3f | %.3f | %s | %s%s%s |\n",
 				label, r->count[0], r->count[1], dc,
 				(double)r->time_ns[0] / 1e6, (double)r->time_ns[1] / 1e6,
 				bold ? "**" : "", dt, bold ? "**" : "", a0, a1, da,
-				bold ? "**worse**" : v);
+				bold ? "**worse**" : r->verdict < 0 ? "better" : "",
+				*r->why ? ": " : "", r->why);
 		} else {
 			if (i == shown)
 				fprintf(out, "%s\n", "------------------------------------------------------------------------------------------------------------------");
@@ -281,9 +304,9 @@ int ka_report_diff(FILE *out, const struct ka_model *a, const struct ka_model *b
 	if (!md) {
 		fprintf(out, "Run-wide per-call speed factor B/A: %.2f (latency verdicts "
 			"are relative to it)\n", speed);
-		fprintf(out, "Flagged: %zu worse. Rule: count %+.0f%% or more, or time "
-			"%+.0f%% or more with average %+.0f%% or more (Mann-Whitney "
-			"p <= 0.05); the mirror image is better\n=== End Diff ===\n",
+		fprintf(out, "Flagged: %zu worse. Rule: time %+.0f%% or more, with count "
+			"%+.0f%% or more or average %+.0f%% or more beyond the speed factor "
+			"(Mann-Whitney p <= 0.05); the mirror image is better\n=== End Diff ===\n",
 			*regressions, RULE_PCT, RULE_PCT, SLOWER_PCT);
 	}
 out:
