@@ -18,6 +18,7 @@
 #include "input.h"
 #include "listen.h"
 #include "profile.h"
+#include "perf_map.h"
 #include "symbolize.h"
 #include "views.h"
 #include "record_reader.h"
@@ -114,6 +115,9 @@ static const char usage_text[] =
 "      --debug-dir=DIR   with --sites, --folded, --html, --pprof: look for separate\n"
 "                        debug files under DIR/.build-id/ (repeatable, in\n"
 "                        order; default /usr/lib/debug)\n"
+"      --perf-map-dir=DIR  where the perf maps of JITs are (perf-PID.map, as\n"
+"                        node --perf-basic-prof writes them; default /tmp):\n"
+"                        code in no file is named from its process's map\n"
 "      --interval=MS     time series: per-interval deltas of the periodic\n"
 "                        aggregates\n"
 "      --blocking        EAGAIN retries per logical operation (a run of EAGAIN\n"
@@ -373,7 +377,7 @@ enum {
 	OPT_LISTEN = 1000, OPT_SAVE, OPT_REFRESH, OPT_LINGER, OPT_DIFF,
 	OPT_TIMELINE, OPT_SITES, OPT_FOLDED, OPT_INTERVAL, OPT_HTML, OPT_PPROF, OPT_STRICT,
 	OPT_ASSERT, OPT_PID, OPT_MIN_DURATION, OPT_FAILED, OPT_SUCCEEDED,
-	OPT_BLOCKING, OPT_AFTER_START, OPT_DEBUG_DIR,
+	OPT_BLOCKING, OPT_AFTER_START, OPT_DEBUG_DIR, OPT_PERF_MAP_DIR,
 };
 
 struct cli {
@@ -460,6 +464,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 		{ "blocking", no_argument, NULL, OPT_BLOCKING },
 		{ "after-start", no_argument, NULL, OPT_AFTER_START },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+		{ "perf-map-dir", required_argument, NULL, OPT_PERF_MAP_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -555,6 +560,9 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 				return EXIT_USAGE;
 			}
 			cli->asserts[cli->n_asserts++] = optarg;
+			break;
+		case OPT_PERF_MAP_DIR:
+			ka_perf_map_dir(optarg);
 			break;
 		case OPT_DEBUG_DIR:
 			if (cli->n_debug_dirs == KA_DEBUG_DIRS_MAX) {

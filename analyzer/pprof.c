@@ -317,7 +317,7 @@ static void syscall_samples(struct writer *w, const struct ka_stream *s,
 		size_t n = 1;
 		if (!st->depth)
 			locs[n++] = function_id(w, "[unknown stack]");
-		size_t depth = ka_stack_depth(s, st);
+		size_t depth = ka_stack_depth(w->sym, s, st);
 		for (size_t f = 0; f < depth && n < MAX_FRAMES; f++) {
 			ka_symbolize(w->sym, s, st->pcs[f], where, sizeof(where));
 			locs[n++] = function_id(w, where);

@@ -43,15 +43,18 @@ static bool in_libc(const struct ka_stream *s, uint64_t pc)
 }
 
 /*
- * Frames of a frame-pointer stack worth showing: up to the first one in
- * no mapping (code without frame pointers left a register value in the
- * chain; what follows it was read through that value, so it is noise).
+ * Frames of a frame-pointer stack worth showing: those before the first
+ * one in no code (code without frame pointers left a register value in
+ * the chain: it is no return address, and what follows it was read
+ * through it, so all of it is noise). Code is a mapping of the stream or
+ * a JIT function of its perf map. The innermost frame is always kept.
  */
-size_t ka_stack_depth(const struct ka_stream *s, const struct ka_stack *st)
+size_t ka_stack_depth(struct ka_symbolizer *sym, const struct ka_stream *s,
+		      const struct ka_stack *st)
 {
-	for (size_t f = 0; f < st->depth; f++)
-		if (!ka_map_of(s, st->pcs[f] - 1)) /* frames are return addresses */
-			return f + 1;
+	for (size_t f = 1; f < st->depth; f++)
+		if (!ka_symbol_known(sym, s, st->pcs[f])) /* frames are return addresses */
+			return f;
 	return st->depth;
 }
 
@@ -330,7 +333,7 @@ static char *folded_stack(struct ka_symbolizer *sym, const struct ka_stream *s,
 		return NULL;
 	if (!st->depth)
 		fputs("[unknown_stack];", f);
-	for (size_t k = ka_stack_depth(s, st); k-- > 0;) {
+	for (size_t k = ka_stack_depth(sym, s, st); k-- > 0;) {
 		char where[256], frame[300];
 		ka_symbolize(sym, s, st->pcs[k], where, sizeof(where));
 		folded_frame(frame, sizeof(frame), where);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perf_map.h"
 #include "symbolize.h"
 
 struct symbol {
@@ -36,6 +37,7 @@ struct elf_file {
 struct ka_symbolizer {
 	struct elf_file *files;
 	size_t n_files;
+	struct ka_perf_maps *jit;
 };
 
 static const char *debug_dirs[KA_DEBUG_DIRS_MAX] = { "/usr/lib/debug" };
@@ -53,7 +55,13 @@ int ka_symbolizer_new(struct ka_symbolizer **out)
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
 	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	if (!*out)
+		return -ENOMEM;
+	if (ka_perf_maps_new(&(*out)->jit)) {
+		free(*out);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void ka_symbolizer_free(struct ka_symbolizer *sym)
@@ -71,6 +79,7 @@ void ka_symbolizer_free(struct ka_symbolizer *sym)
 		free(f->build_id);
 	}
 	free(sym->files);
+	ka_perf_maps_free(sym->jit);
 	free(sym);
 }
 
@@ -278,6 +287,12 @@ static void name_and_library(char *buf, size_t size, const char *name, const cha
 	snprintf(buf, size, "%.*s... (%s)", keep, name, lib);
 }
 
+/* Code of no file: perf's "//anon", a "[...]" region, a memfd. */
+static bool anonymous_code(const char *path)
+{
+	return path[0] != '/' || !strncmp(path, "//anon", 6) || !strncmp(path, "/memfd:", 7);
+}
+
 const char *ka_symbol_library(const char *where)
 {
 	const char *paren = NULL;
@@ -291,6 +306,13 @@ static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
 	return s ? s + 1 : path;
+}
+
+bool ka_symbol_known(struct ka_symbolizer *sym, const struct ka_stream *s, uint64_t addr)
+{
+	const char *file;
+	return ka_map_of(s, addr - 1) ||
+	       (sym && ka_perf_map_lookup(sym->jit, s->pid, s->start_real_ns, addr - 1, &file));
 }
 
 const struct ka_map *ka_map_of(const struct ka_stream *s, uint64_t pc)
@@ -310,6 +332,15 @@ void ka_symbolize(struct ka_symbolizer *sym, const struct ka_stream *s,
 	}
 	uint64_t pc = addr - 1; /* inside the call instruction */
 	const struct ka_map *mp = ka_map_of(s, pc);
+	if (!mp || anonymous_code(mp->path)) {
+		/* anonymous code: a JIT's, named in its perf map */
+		const char *file, *name = sym ? ka_perf_map_lookup(sym->jit, s->pid,
+								   s->start_real_ns, pc, &file) : NULL;
+		if (name) {
+			name_and_library(buf, size, name, file);
+			return;
+		}
+	}
 	if (!mp) {
 		snprintf(buf, size, "0x%" PRIx64, addr);
 		return;

@@ -6,11 +6,13 @@
  * and the symbol tables name it: a separate debug file found by build-id
  * under /usr/lib/debug/.build-id (or the directories given to
  * ka_symbolize_debug_dirs) when present, else .symtab, else .dynsym (all a
- * stripped binary has). Files are loaded once and cached.
+ * stripped binary has). Files are loaded once and cached. Code in no file
+ * (a JIT's) is named from the process's perf map (perf_map.c).
  */
 #ifndef KANALYZE_SYMBOLIZE_H
 #define KANALYZE_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +37,9 @@ void ka_symbolize(struct ka_symbolizer *sym, const struct ka_stream *s,
 /* In a "function (library)" name: where " (library)" starts (the last
  * " (", as a demangled name may hold one), or NULL for other names. */
 const char *ka_symbol_library(const char *where);
+/* Whether the return address addr is in code of s: a mapping, or a
+ * function of its JIT's perf map. */
+bool ka_symbol_known(struct ka_symbolizer *sym, const struct ka_stream *s, uint64_t addr);
 /* The mapping of s that holds pc (newer records first), or NULL. */
 const struct ka_map *ka_map_of(const struct ka_stream *s, uint64_t pc);
 

@@ -61,9 +61,11 @@ bool ka_model_has_stacks(const struct ka_model *m);
 bool ka_stream_has_sites(const struct ka_stream *s, bool stacks);
 /* The calls (and their time) of sc at no site, nor stack when stacks. */
 uint64_t ka_sc_unattributed(const struct ka_sc_stats *sc, bool stacks, uint64_t *time_ns);
-/* A stack's frames worth showing, innermost first: up to the first
- * outside every mapping (a frame-pointer chain read through noise). */
-size_t ka_stack_depth(const struct ka_stream *s, const struct ka_stack *st);
+/* A stack's frames worth showing, innermost first: those before the
+ * first in no code (a frame-pointer chain read through noise). */
+struct ka_symbolizer;
+size_t ka_stack_depth(struct ka_symbolizer *sym, const struct ka_stream *s,
+		      const struct ka_stack *st);
 /* The syscall's name in arch, or syscall_NR. */
 void ka_syscall_label(char *out, size_t size, const char *arch, uint64_t nr);
 
