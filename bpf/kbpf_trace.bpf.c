@@ -26,6 +26,7 @@ const volatile bool cfg_follow = false;	    /* add fork children */
 const volatile bool cfg_per_thread = false; /* aggregate per tid */
 const volatile bool cfg_events = false;	    /* per-call events */
 const volatile bool cfg_stacks = false;	    /* user stacks per call */
+const volatile bool cfg_find_vma = false;   /* bpf_find_vma (5.17) is there */
 const volatile __u64 cfg_events_wakeup_bytes = 65536;
 /* Bit nr: syscall nr's first argument is a descriptor (kp_syscall_fd_arg). */
 const volatile __u64 cfg_fd_arg[KBPF_SYSCALL_MAX / 64];
@@ -159,6 +160,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kbpf_stack_sample);
 } sample_scratch SEC(".maps");
+
+/* pc's file position -> the stack pointer offset of the return address
+ * (KBPF_NO_SLOT: none): user space fills it from .eh_frame (bpf/unwind.c) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct kbpf_file_pos);
+	__type(value, __s32);
+} ret_slots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -376,17 +387,60 @@ static __always_inline __u64 user_stack_id(void *ctx)
 	return h;
 }
 
+struct find_pos {
+	__u64 pc;
+	struct kbpf_file_pos pos;
+	bool found;
+};
+
+static long pos_of_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct find_pos *f = data;
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	if (!file)
+		return 0;
+	f->pos.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	f->pos.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	f->pos.off = f->pc - BPF_CORE_READ(vma, vm_start) +
+		     (BPF_CORE_READ(vma, vm_pgoff) << 12);
+	f->found = true;
+	return 0;
+}
+
 /*
- * The call counted per (key, stack); stacks the maps could not keep go
- * under 0. regs (the user registers, NULL at task exit) give the sample
- * of the stack words for a new stack.
+ * The return address of the frameless function the call was made in, at
+ * the slot `ret_slots` says for its pc; 0 when none is known. *f gets the
+ * pc's file position (f->found) for the stack's sample.
+ */
+static __always_inline __u64 frameless_caller(struct pt_regs *regs, struct find_pos *f)
+{
+	if (!cfg_find_vma || !regs)
+		return 0;
+	f->pc = PT_REGS_IP_CORE(regs);
+	if (bpf_find_vma(bpf_get_current_task_btf(), f->pc, pos_of_vma, f, 0) || !f->found)
+		return 0;
+	__s32 *slot = bpf_map_lookup_elem(&ret_slots, &f->pos);
+	__u64 ret = 0;
+	if (!slot || *slot < 0 || *slot > 4096)
+		return 0;
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)(PT_REGS_SP_CORE(regs) + *slot)))
+		return 0;
+	return ret;
+}
+
+/*
+ * The call counted per (key, stack, frameless caller); stacks the maps
+ * could not keep go under 0. regs (the user registers, NULL at task exit)
+ * give the sample of the stack words for a new stack.
  */
 static __always_inline void account_stack(void *ctx, struct pt_regs *regs,
 					  const struct kbpf_agg_key *key,
 					  __u64 duration_ns)
 {
 	__u64 id = user_stack_id(ctx);
-	struct kbpf_stack_key sk = { .agg = *key, .stack_id = id };
+	struct find_pos f = { 0 };
+	struct kbpf_stack_key sk = { .agg = *key, .stack_id = id,
+				     .caller = frameless_caller(regs, &f) };
 	struct kbpf_stack_value *sv = bpf_map_lookup_elem(&stack_aggs, &sk);
 	if (!sv) {
 		struct kbpf_stack_value zero = { 0 };
@@ -406,6 +460,8 @@ static __always_inline void account_stack(void *ctx, struct pt_regs *regs,
 	smp->sp = PT_REGS_SP_CORE(regs);
 	if (bpf_probe_read_user(smp->words, sizeof(smp->words), (void *)smp->sp))
 		return;
+	smp->pos = f.pos;
+	smp->has_pos = f.found;
 	bpf_map_update_elem(&stack_samples, &id, smp, BPF_NOEXIST);
 }
 

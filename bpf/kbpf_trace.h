@@ -67,9 +67,28 @@ struct kbpf_agg_value {
  * share a bucket lose the second one (-EEXIST), a few per cent of runs
  * with a hundred distinct stacks in 16384 buckets.
  */
+/*
+ * Where a user pc is, as a file and an offset in it: the key of
+ * `ret_slots`. dev is the kernel's encoding of the inode's device
+ * (major << 20 | minor).
+ */
+struct kbpf_file_pos {
+	__u64 ino;
+	__u64 off;
+	__u32 dev;
+	__u32 pad;
+};
+
 struct kbpf_stack_key {
 	struct kbpf_agg_key agg;
 	__u64 stack_id;
+	/*
+	 * The return address of a frameless innermost function (a libc
+	 * syscall wrapper, which the frame-pointer chain skips), read at the
+	 * stack slot `ret_slots` gives for the call's pc; 0: no slot known
+	 * for that pc (user space falls back to the stack's first sample).
+	 */
+	__u64 caller;
 };
 
 struct kbpf_stack_trace {
@@ -90,7 +109,16 @@ struct kbpf_stack_value {
 struct kbpf_stack_sample {
 	__u64 sp;
 	__u64 words[KBPF_STACK_WORDS];
+	/* the pc's file and offset (has_pos), for user space to fill
+	 * `ret_slots` for every syscall of that file */
+	struct kbpf_file_pos pos;
+	__u32 has_pos;
+	__u32 pad;
 };
+
+/* A `ret_slots` value: no return address to read (the function has a
+ * frame, or .eh_frame says nothing usable). */
+#define KBPF_NO_SLOT (-1)
 
 /* Per-CPU errno breakdown: failed calls by errno (EAGAIN included). */
 struct kbpf_errno_key {

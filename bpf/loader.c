@@ -89,7 +89,14 @@ static int try_start(struct tracer *t, const struct options *o, bool tp_btf,
 		bpf_map__set_max_entries(t->skel->maps.stack_traces, 1);
 		bpf_map__set_max_entries(t->skel->maps.stack_aggs, 1);
 		bpf_map__set_max_entries(t->skel->maps.stack_samples, 1);
+		bpf_map__set_max_entries(t->skel->maps.ret_slots, 1);
 	}
+	/* each call's frameless caller read in BPF (bpf_find_vma: 5.17);
+	 * tracing programs share raw_tp's helpers, and libbpf probes only
+	 * the latter */
+	t->skel->rodata->cfg_find_vma =
+		o->stacks && libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT,
+						     BPF_FUNC_find_vma, NULL) > 0;
 	kp_syscall_fd_arg_bits(NULL, (uint64_t *)t->skel->rodata->cfg_fd_arg,
 			       KBPF_SYSCALL_MAX);
 	kp_syscall_would_block_bits(NULL, (uint64_t *)t->skel->rodata->cfg_would_block,
@@ -130,7 +137,7 @@ int tracer_start(struct tracer *t, const struct options *o)
 
 	memset(t, 0, sizeof(*t));
 	t->traced_fd = t->aggs_fd = t->errnos_fd = -1;
-	t->stack_traces_fd = t->stack_aggs_fd = t->stack_samples_fd = -1;
+	t->stack_traces_fd = t->stack_aggs_fd = t->stack_samples_fd = t->ret_slots_fd = -1;
 	t->flush_fd = -1;
 	libbpf_set_print(libbpf_print);
 
@@ -173,6 +180,10 @@ int tracer_start(struct tracer *t, const struct options *o)
 	t->stack_traces_fd = bpf_map__fd(t->skel->maps.stack_traces);
 	t->stack_aggs_fd = bpf_map__fd(t->skel->maps.stack_aggs);
 	t->stack_samples_fd = bpf_map__fd(t->skel->maps.stack_samples);
+	if (t->skel->rodata->cfg_find_vma)
+		t->ret_slots_fd = bpf_map__fd(t->skel->maps.ret_slots);
+	info(1, "frameless callers read %s\n",
+	     t->ret_slots_fd >= 0 ? "per call (bpf_find_vma)" : "from each stack's first call");
 
 	t->rings = ring_buffer__new(bpf_map__fd(t->skel->maps.notes),
 				    collect_note, NULL, NULL);

@@ -8,6 +8,7 @@
  * per aggregate record.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,10 +26,85 @@ static struct kp_rec_stack *recs;
 static uint64_t *frames;
 static size_t cap_recs;
 
+/* Files whose syscalls `ret_slots` has, by (dev, ino). */
+static struct kbpf_file_pos *learnt;
+static size_t n_learnt, cap_learnt;
+
+struct fill_ctx {
+	struct kbpf_file_pos pos;
+	unsigned entries;
+};
+
+static void fill_slot(void *ctx, uint64_t off, int32_t slot)
+{
+	struct fill_ctx *c = ctx;
+	c->pos.off = off;
+	if (!bpf_map_update_elem(tr->ret_slots_fd, &c->pos, &slot, BPF_ANY))
+		c->entries++;
+}
+
+/*
+ * `ret_slots` for every syscall instruction of path, the file the kernel
+ * knows as (dev, ino): from then on, BPF reads the return address of a
+ * frameless function's call there and counts the call under it.
+ */
+static void learn_file(const char *path, uint32_t dev, uint64_t ino)
+{
+	if (tr->ret_slots_fd < 0)
+		return;
+	for (size_t i = 0; i < n_learnt; i++)
+		if (learnt[i].dev == dev && learnt[i].ino == ino)
+			return;
+	if (n_learnt == cap_learnt) {
+		size_t cap = cap_learnt ? 2 * cap_learnt : 16;
+		void *p = realloc(learnt, cap * sizeof(*learnt));
+		if (!p)
+			return;
+		learnt = p;
+		cap_learnt = cap;
+	}
+	learnt[n_learnt++] = (struct kbpf_file_pos){ .ino = ino, .dev = dev };
+	struct fill_ctx c = { .pos = { .ino = ino, .dev = dev } };
+	int err = unwind_syscall_slots(path, fill_slot, &c);
+	info(2, "%s: %u syscall return slots%s\n", path, c.entries,
+	     err ? " (no usable .eh_frame)" : "");
+}
+
+/*
+ * The C library and the loader a traced program maps are those this
+ * process runs on: their syscalls are known before the first call, so
+ * no call of theirs waits for a sample to be learnt from.
+ */
+static void learn_own_libraries(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	char line[4096];
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		unsigned maj, min;
+		char perms[8];
+		int path_at = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off,
+			   &maj, &min, &ino, &path_at) < 7 || !path_at || perms[2] != 'x' ||
+		    line[path_at] != '/')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		const char *path = line + path_at;
+		const char *base = strrchr(path, '/') + 1;
+		if (!strncmp(base, "libc.so", 7) || !strncmp(base, "ld-linux", 8))
+			learn_file(path, maj << 20 | min, ino);
+	}
+	fclose(f);
+}
+
 void stacks_init(struct tracer *t)
 {
 	tr = t;
 	ncpus = libbpf_num_possible_cpus();
+	if (t->ret_slots_fd >= 0)
+		learn_own_libraries();
 }
 
 static int cmp_stack(const void *a, const void *b)
@@ -100,15 +176,17 @@ void stacks_delete(const struct stack_entry *v, size_t n)
 }
 
 /*
- * The frame-pointer chain of stack id, with the return address of a
- * frameless innermost function (a libc syscall wrapper) inserted after
- * frame 0 when .eh_frame locates it among the words BPF saved.
+ * The frame-pointer chain of the key's stack, with the return address of
+ * a frameless innermost function (a libc syscall wrapper) inserted after
+ * frame 0: the one BPF read for each call (k->caller), or, where no slot
+ * was known yet, the one .eh_frame locates among the words BPF saved at
+ * the stack's first call (then learnt for the pc's whole file).
  */
-static unsigned stack_frames(uint64_t id, const struct mapping *maps, size_t n_maps,
-			     uint64_t *out, bool *unknown)
+static unsigned stack_frames(const struct kbpf_stack_key *k, const struct mapping *maps,
+			     size_t n_maps, uint64_t *out, bool *unknown)
 {
 	uint64_t raw[KBPF_STACK_DEPTH] = { 0 };
-	uint64_t key = id;
+	uint64_t key = k->stack_id, id = k->stack_id;
 	unsigned depth = 0;
 
 	if (!id || bpf_map_lookup_elem(tr->stack_traces_fd, &key, raw))
@@ -124,14 +202,16 @@ static unsigned stack_frames(uint64_t id, const struct mapping *maps, size_t n_m
 	unsigned n = 1;
 	struct kbpf_stack_sample sample;
 	const struct mapping *mp = mapping_find(maps, n_maps, raw[0]);
-	uint64_t slot;
-	if (mp && !bpf_map_lookup_elem(tr->stack_samples_fd, &key, &sample) &&
-	    !unwind_return_slot(mp->path, raw[0] - mp->start + mp->offset, &slot) &&
-	    slot % 8 == 0 && slot / 8 < KBPF_STACK_WORDS) {
-		uint64_t ret = sample.words[slot / 8];
-		if ((depth < 2 || raw[1] != ret) && mapping_find(maps, n_maps, ret))
-			out[n++] = ret;
+	uint64_t slot, ret = k->caller;
+	if (!ret && mp && !bpf_map_lookup_elem(tr->stack_samples_fd, &key, &sample)) {
+		if (sample.has_pos)
+			learn_file(mp->path, sample.pos.dev, sample.pos.ino);
+		if (!unwind_return_slot(mp->path, raw[0] - mp->start + mp->offset, &slot) &&
+		    slot % 8 == 0 && slot / 8 < KBPF_STACK_WORDS)
+			ret = sample.words[slot / 8];
 	}
+	if (ret && (depth < 2 || raw[1] != ret) && mapping_find(maps, n_maps, ret))
+		out[n++] = ret;
 	memcpy(out + n, raw + 1, (depth - 1) * sizeof(*out));
 	return n + depth - 1;
 }
@@ -159,7 +239,7 @@ unsigned stacks_build(uint32_t tgid, const struct stack_entry *v, size_t n,
 	uint64_t known_count = 0, known_time = 0, unknown_count = 0, unknown_time = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t *pcs = frames + n_recs * (KBPF_STACK_DEPTH + 1);
-		unsigned depth = stack_frames(v[i].key.stack_id, maps, n_maps, pcs, unknown);
+		unsigned depth = stack_frames(&v[i].key, maps, n_maps, pcs, unknown);
 		if (!depth) {
 			unknown_count += v[i].count;
 			unknown_time += v[i].time_ns;
@@ -206,6 +286,9 @@ void stacks_free(void)
 	recs = NULL;
 	frames = NULL;
 	cap_recs = 0;
+	free(learnt);
+	learnt = NULL;
+	n_learnt = cap_learnt = 0;
 	unwind_free();
 	mappings_free();
 }

@@ -46,7 +46,7 @@ struct tracer {
 	struct ring_buffer *event_ring;	/* --events */
 	int flush_fd;			/* flush_events, --events */
 	int traced_fd, aggs_fd, errnos_fd;
-	int stack_traces_fd, stack_aggs_fd, stack_samples_fd;
+	int stack_traces_fd, stack_aggs_fd, stack_samples_fd, ret_slots_fd;
 	bool tp_btf;		/* which program set is attached */
 };
 /* Open, configure, load and attach; prints the one error line itself. */
@@ -161,6 +161,10 @@ void mappings_free(void);
  * not a stack-pointer-based rule).
  */
 int unwind_return_slot(const char *path, uint64_t file_offset, uint64_t *sp_offset);
+/* Each syscall instruction of path: fill(ctx, offset after it, its
+ * function's return address slot or KBPF_NO_SLOT). */
+int unwind_syscall_slots(const char *path, void (*fill)(void *ctx, uint64_t off, int32_t slot),
+			 void *ctx);
 void unwind_free(void);
 
 /* ---- stacks.c (--stacks) ---- */

@@ -431,6 +431,51 @@ int unwind_return_slot(const char *path, uint64_t file_offset, uint64_t *sp_offs
 	return 0;
 }
 
+/*
+ * Every `syscall` (0f 05) in path's executable segments, each with the
+ * stack slot of its function's return address (or KBPF_NO_SLOT), into
+ * fill(ctx, file offset after the instruction, slot). Bytes that only
+ * look like the instruction get an entry no call will ever look up.
+ */
+int unwind_syscall_slots(const char *path, void (*fill)(void *ctx, uint64_t off, int32_t slot),
+			 void *ctx)
+{
+	struct cfi_file *f = cfi_get(path);
+	if (!f || !f->usable)
+		return -ENOENT;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t n_ph;
+	int err = -ENOENT;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n_ph))
+		goto out;
+	size_t size;
+	const unsigned char *image = (const unsigned char *)elf_rawfile(elf, &size);
+	if (!image)
+		goto out;
+	err = 0;
+	for (size_t i = 0; i < n_ph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
+		    ph.p_offset > size || ph.p_filesz > size - ph.p_offset || ph.p_filesz < 2)
+			continue;
+		for (uint64_t o = ph.p_offset; o + 1 < ph.p_offset + ph.p_filesz; o++) {
+			if (image[o] != 0x0f || image[o + 1] != 0x05)
+				continue;
+			uint64_t slot;
+			bool known = unwind_return_slot(path, o + 2, &slot) == 0 && slot <= 4096;
+			fill(ctx, o + 2, known ? (int32_t)slot : KBPF_NO_SLOT);
+		}
+	}
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
 void unwind_free(void)
 {
 	while (files) {

@@ -4,8 +4,9 @@
 # from kprof_test::Caller::call(int) (C++), demo::caller (Rust legacy),
 # demo::caller_v0 (Rust v0) and a C++ name of 300 characters, 100, 200,
 # 300 and 400 times. --sites names each with its exact count, under the
-# shim in both hook modes; --folded and --pprof carry the same names; the
-# long one is cut with "..." and keeps its library.
+# shim in both hook modes and under kbpf-trace --stacks; --folded and
+# --pprof carry the same names; the long one is cut with "..." and keeps
+# its library.
 . "$KPROF_ROOT/tests/lib.sh"
 prog=$BUILD/tests/mangled_callers
 long="kprof_test::$(printf 'x%.0s' $(seq 300))()"
@@ -45,3 +46,9 @@ for name in 'kprof_test::Caller::call mangled_callers:0 s=0(kprof_test::Caller::
 	grep -qF " $name" raw.txt || fail "--pprof: no function $name: $(grep -A20 ^Locations raw.txt)"
 done
 echo "ok: --pprof names the three functions demangled"
+if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
+	"$BUILD/kbpf-trace" --stacks -o bpf -- "$prog" 100 > /dev/null || fail "kbpf-trace --stacks"
+	check kbpf-trace bpf
+else
+	echo "kbpf-trace part not run: it needs root and a kernel with BTF"
+fi

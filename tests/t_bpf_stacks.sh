@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # kbpf-trace --stacks: the user stacks of a program built with frame
 # pointers name its own functions that called read() and write() (the
-# caller of libc's frameless wrapper is recovered from .eh_frame), in
+# caller of libc's frameless wrapper is recovered from .eh_frame, at each
+# call: four callers whose chains are alike each keep their calls), in
 # kanalyze --sites and, whole and root first, in --folded; the counts of
 # the stacks add up exactly; a fork()ed child resolves with the mappings it
 # inherited; the raw_tp programs give the same; a process attached with -p
@@ -42,6 +43,23 @@ grep ';write ' folded.txt
 expect_eq "json calls of read from reader_function" $n \
 	"$(jq '[.syscalls[] | select(.name == "read") | .sites[] |
 		select(.site == "reader_function (bpf_stacks)") | .count] | add' sites.json)"
+
+# one libc wrapper called from four functions without frame pointers:
+# their frame-pointer chains are the same, and only the return address
+# that .eh_frame locates tells them apart, so it is read at every call
+# (bpf_find_vma); it used to be read once per chain, and every call went
+# to the first caller seen
+for how in "" --raw-tp; do
+	"$KBPF" $how -s -o "callers$how" -- "$BUILD/tests/mangled_callers" 100 > callers.out ||
+		fail "mangled_callers failed ($how)"
+	"$KANALYZE" --sites --top=0 -e getppid "callers$how" > callers.txt
+	for want in "100 kprof_test::Caller::call(int)" "200 demo::caller" "300 demo::caller_v0" \
+		"400 kprof_test::xxx"; do
+		awk -v n="${want%% *}" -v f="  ${want#* }" '$1 == n && $2 == "calls" && index($0, f)' \
+			callers.txt | grep -q . || fail "$how: not $want: $(cat callers.txt)"
+	done
+	echo "ok: ${how:-tp_btf}: each of four callers of getppid has its own calls"
+done
 
 # a fork()ed child: its stream has the parent's mappings
 "$KBPF" -s -o fork -- "$prog" $n fork > /dev/null || fail "program failed (fork)"
