@@ -3,9 +3,10 @@
  * --html=FILE: one self-contained report (no network, no external file):
  * the profile table, time by syscall as a bar chart, the time series of
  * the periodic aggregates, the per-thread view, time by descriptor kind
- * (when the traces record kinds) and the top call sites, drawn as inline
- * SVG. A few lines of inline script only mark the page as
- * rendered and record script errors into the page (for the browser test).
+ * (when the traces record kinds), the top call sites and the flame graph
+ * of the stacks or sites (flame.c), drawn as inline SVG. Inline script
+ * runs the flame graph's zoom and search, marks the page as rendered and
+ * records script errors into the page (for the browser test).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -307,6 +308,19 @@ static int sites_section(FILE *out, const struct ka_model *m)
 	return 0;
 }
 
+/* The flame graph of the stacks or sites (flame.c), when there are any. */
+static int flame_section(FILE *out, const struct ka_model *m, const struct ka_report_opts *o)
+{
+	uint64_t frames;
+	fprintf(out, "<h2>Flame graph</h2>\n<p>Calls by stack (kbpf-trace --stacks) or by "
+		"call site (the shim), the syscall on top; width: %s. Click a frame to "
+		"zoom, Search to mark frames.</p>\n<div class=\"flame\">\n",
+		o->flame_by_calls ? "the number of calls" : "time in the calls");
+	int err = ka_write_flame(out, m, !o->flame_by_calls, false, &frames);
+	fputs("</div>\n", out);
+	return err;
+}
+
 int ka_write_html(FILE *out, const struct ka_model *m,
 		  const struct ka_report_opts *o, uint64_t interval_ms)
 {
@@ -336,7 +350,7 @@ int ka_write_html(FILE *out, const struct ka_model *m,
 	profile_section(out, &p);
 	if ((err = time_chart(out, &p)) || (err = series_chart(out, m, interval_ms)) ||
 	    (err = thread_chart(out, m)) || (err = kind_section(out, m, &by_time)) ||
-	    (err = sites_section(out, m)))
+	    (err = sites_section(out, m)) || (err = flame_section(out, m, o)))
 		goto out;
 	fputs("<h2>End state</h2>\n<pre>", out);
 	char *text = NULL;

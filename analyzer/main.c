@@ -126,6 +126,11 @@ static const char usage_text[] =
 "                        syscall (per syscall for events without descriptors);\n"
 "                        event records; --format=json for scripts\n"
 "      --html=FILE       one self-contained HTML report with SVG charts\n"
+"      --flame=FILE      a flame graph of the stacks (--folded's) as one SVG:\n"
+"                        click a frame to zoom, Search for a regular\n"
+"                        expression; widths by time in the calls, or by\n"
+"                        calls with --flame-weight=calls\n"
+"      --flame-weight=W  time (default) or calls, for --flame and --html\n"
 "      --pprof=FILE      the profile in pprof's format (profile.proto, gzipped)\n"
 "                        for go tool pprof, Pyroscope, Parca, speedscope:\n"
 "                        sample types calls and time (ns, the default), each\n"
@@ -196,6 +201,7 @@ static const char usage_text[] =
 "  kanalyze --sites /tmp/t; kanalyze --folded /tmp/t > stacks.txt\n"
 "  kanalyze --html=report.html --interval=100 /tmp/t\n"
 "  kanalyze --pprof=prof.pb.gz /tmp/t; go tool pprof -top prof.pb.gz\n"
+"  kanalyze --flame=flame.svg /tmp/t        # open it in a browser\n"
 "  kanalyze --assert 'pending_pipe_readers==0' --assert 'exit_status_max==0' /tmp/t\n";
 
 struct ka_inputs {
@@ -375,7 +381,7 @@ static int pair_status(const struct ka_inputs *a, const struct ka_inputs *b, con
 
 enum {
 	OPT_LISTEN = 1000, OPT_SAVE, OPT_REFRESH, OPT_LINGER, OPT_DIFF,
-	OPT_TIMELINE, OPT_SITES, OPT_FOLDED, OPT_INTERVAL, OPT_HTML, OPT_PPROF, OPT_STRICT,
+	OPT_TIMELINE, OPT_SITES, OPT_FOLDED, OPT_INTERVAL, OPT_HTML, OPT_PPROF, OPT_FLAME, OPT_FLAME_WEIGHT, OPT_STRICT,
 	OPT_ASSERT, OPT_PID, OPT_MIN_DURATION, OPT_FAILED, OPT_SUCCEEDED,
 	OPT_BLOCKING, OPT_AFTER_START, OPT_DEBUG_DIR, OPT_PERF_MAP_DIR,
 };
@@ -383,7 +389,7 @@ enum {
 struct cli {
 	struct ka_report_opts opts;
 	bool coverage, diff, sites, folded, strict, blocking, by_errno, after_start;
-	const char *listen, *save, *timeline, *html, *pprof;
+	const char *listen, *save, *timeline, *html, *pprof, *flame;
 	uint64_t refresh_ms, linger_ms, interval_ms;
 	const char *asserts[MAX_ASSERTS];
 	size_t n_asserts;
@@ -455,6 +461,8 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "html", required_argument, NULL, OPT_HTML },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "flame", required_argument, NULL, OPT_FLAME },
+		{ "flame-weight", required_argument, NULL, OPT_FLAME_WEIGHT },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "assert", required_argument, NULL, OPT_ASSERT },
 		{ "pid", required_argument, NULL, OPT_PID },
@@ -552,6 +560,14 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			break;
 		case OPT_HTML: cli->html = optarg; break;
 		case OPT_PPROF: cli->pprof = optarg; break;
+		case OPT_FLAME: cli->flame = optarg; break;
+		case OPT_FLAME_WEIGHT:
+			if (strcmp(optarg, "time") && strcmp(optarg, "calls")) {
+				usage_error("--flame-weight is time or calls, not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			cli->opts.flame_by_calls = !strcmp(optarg, "calls");
+			break;
 		case OPT_STRICT: cli->strict = true; break;
 		case OPT_BLOCKING: cli->blocking = true; break;
 		case OPT_ASSERT:
@@ -630,7 +646,7 @@ static int write_to_file(const char *path, const char *what, const struct ka_mod
 		return -errno;
 	}
 	int err = 0;
-	uint64_t slices = 0, samples = 0;
+	uint64_t slices = 0, samples = 0, frames = 0;
 	struct stat st;
 	/* a regular file is removed when writing fails (/dev/stdout is not) */
 	bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
@@ -638,6 +654,8 @@ static int write_to_file(const char *path, const char *what, const struct ka_mod
 		err = ka_write_timeline(f, m, &slices);
 	else if (strcmp(what, "pprof") == 0)
 		err = ka_write_pprof(f, m, &samples);
+	else if (strcmp(what, "flame") == 0)
+		err = ka_write_flame(f, m, !cli->opts.flame_by_calls, true, &frames);
 	else
 		err = ka_write_html(f, m, &cli->opts, cli->interval_ms);
 	if (fclose(f) && !err)
@@ -651,6 +669,8 @@ static int write_to_file(const char *path, const char *what, const struct ka_mod
 		fprintf(stderr, "kanalyze: %s: %" PRIu64 " slices\n", path, slices);
 	else if (strcmp(what, "pprof") == 0)
 		fprintf(stderr, "kanalyze: %s: %" PRIu64 " samples\n", path, samples);
+	else if (strcmp(what, "flame") == 0)
+		fprintf(stderr, "kanalyze: %s: %" PRIu64 " frames\n", path, frames);
 	return err;
 }
 
@@ -687,6 +707,11 @@ static int print_views(struct cli *cli, struct ka_model *m, bool damaged)
 	}
 	if (cli->html) {
 		if ((err = write_to_file(cli->html, "html", m, cli)))
+			return EXIT_USAGE;
+		printed = true;
+	}
+	if (cli->flame) {
+		if ((err = write_to_file(cli->flame, "flame", m, cli)))
 			return EXIT_USAGE;
 		printed = true;
 	}

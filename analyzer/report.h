@@ -26,6 +26,7 @@ struct ka_report_opts {
 	bool errors;
 	bool percentiles;
 	bool live; /* a --listen snapshot: streams without exit are running */
+	bool flame_by_calls; /* --flame-weight=calls */
 };
 
 int ka_report_table(FILE *out, const struct ka_model *m,

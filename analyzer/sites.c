@@ -296,7 +296,7 @@ int ka_report_sites(FILE *out, const struct ka_model *m,
 	return 0;
 }
 
-/* "do_read (prog)" -> "prog`do_read"; spaces and ';' would break the format. */
+/* "do_read (prog)" -> "prog`do_read"; a ';' would break the format. */
 static void folded_frame(char *out, size_t size, const char *where)
 {
 	const char *paren = ka_symbol_library(where);
@@ -307,19 +307,14 @@ static void folded_frame(char *out, size_t size, const char *where)
 	else
 		snprintf(out, size, "%s", where);
 	for (char *c = out; *c; c++)
-		if (*c == ' ' || *c == ';')
+		if (*c == ';')
 			*c = '_';
 }
 
-struct folded_line {
-	char *text; /* "frame;frame;...;syscall" */
-	uint64_t count;
-};
-
 static int cmp_line(const void *a, const void *b)
 {
-	return strcmp(((const struct folded_line *)a)->text,
-		      ((const struct folded_line *)b)->text);
+	return strcmp(((const struct ka_folded_line *)a)->text,
+		      ((const struct ka_folded_line *)b)->text);
 }
 
 /* One stack, root first: "lib`caller;...;lib`innermost;syscall". */
@@ -332,7 +327,7 @@ static char *folded_stack(struct ka_symbolizer *sym, const struct ka_stream *s,
 	if (!f)
 		return NULL;
 	if (!st->depth)
-		fputs("[unknown_stack];", f);
+		fputs("[unknown stack];", f);
 	for (size_t k = ka_stack_depth(sym, s, st); k-- > 0;) {
 		char where[256], frame[300];
 		ka_symbolize(sym, s, st->pcs[k], where, sizeof(where));
@@ -347,89 +342,123 @@ static char *folded_stack(struct ka_symbolizer *sym, const struct ka_stream *s,
 	return text;
 }
 
-/* kbpf-trace's stacks, whole; identical lines merged. */
-static int write_folded_stacks(FILE *out, const struct ka_model *m)
+struct lines {
+	struct ka_folded_line *v;
+	size_t n, cap;
+};
+
+/* Takes text (NULL: out of memory). */
+static int add_line(struct lines *l, char *text, uint64_t count, uint64_t time_ns)
 {
-	struct ka_symbolizer *sym = NULL;
-	struct folded_line *lines = NULL;
-	size_t n = 0, cap = 0;
-	int err = ka_symbolizer_new(&sym);
-	if (err)
-		return err;
+	if (!text)
+		return -ENOMEM;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		void *p = reallocarray(l->v, cap, sizeof(*l->v));
+		if (!p) {
+			free(text);
+			return -ENOMEM;
+		}
+		l->v = p;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct ka_folded_line){ text, count, time_ns };
+	return 0;
+}
+
+/* kbpf-trace's stacks, whole, and their calls without a stack. */
+static int stack_lines(const struct ka_model *m, struct ka_symbolizer *sym, struct lines *l)
+{
+	int err = 0;
 	for (size_t i = 0; i < m->n_streams && !err; i++) {
 		const struct ka_stream *s = &m->streams[i];
+		if (s->producer && !strcmp(s->producer, "preload"))
+			continue; /* the shim's: at their sites */
 		const char *arch = s->arch ? s->arch : ka_model_arch(m);
 		for (size_t t = 0; t < s->n_threads && !err; t++) {
 			const struct ka_thread *th = &s->threads[t];
 			for (size_t k = 0; k < th->n_sc && !err; k++) {
 				const struct ka_sc_stats *sc = &th->sc[k];
-				char syscall[40];
+				char syscall[40], *text;
 				ka_syscall_label(syscall, sizeof(syscall), arch, sc->nr);
-				uint64_t rest_ns, rest = 0;
-				if (strcmp(s->producer ? s->producer : "", "preload"))
-					rest = ka_sc_unattributed(sc, true, &rest_ns);
-				for (size_t j = 0; j < sc->n_stacks + (rest != 0); j++) {
-					if (n == cap) {
-						cap = cap ? 2 * cap : 64;
-						void *p = reallocarray(lines, cap, sizeof(*lines));
-						if (!p) {
-							err = -ENOMEM;
-							break;
-						}
-						lines = p;
-					}
-					if (j == sc->n_stacks) {
-						lines[n].count = rest;
-						if (asprintf(&lines[n].text, "[unknown_stack];%s",
-							     syscall) < 0)
-							lines[n].text = NULL;
-					} else {
-						lines[n].text = folded_stack(sym, s, &sc->stacks[j],
-									     syscall);
-						lines[n].count = sc->stacks[j].count;
-					}
-					if (!lines[n].text) {
-						err = -ENOMEM;
-						break;
-					}
-					n++;
-				}
+				for (size_t j = 0; j < sc->n_stacks && !err; j++)
+					err = add_line(l, folded_stack(sym, s, &sc->stacks[j], syscall),
+						       sc->stacks[j].count, sc->stacks[j].time_ns);
+				uint64_t rest_ns, rest = ka_sc_unattributed(sc, true, &rest_ns);
+				if (!err && rest)
+					err = add_line(l, asprintf(&text, "[unknown stack];%s", syscall) < 0 ?
+								  NULL : text, rest, rest_ns);
 			}
 		}
 	}
-	if (n > 1)
-		qsort(lines, n, sizeof(*lines), cmp_line);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t count = lines[i].count;
-		while (i + 1 < n && !strcmp(lines[i].text, lines[i + 1].text))
-			count += lines[++i].count;
-		if (!err && count)
-			fprintf(out, "%s %" PRIu64 "\n", lines[i].text, count);
+	return err;
+}
+
+int ka_folded_collect(const struct ka_model *m, struct ka_folded_line **out, size_t *n_out)
+{
+	struct lines l = { 0 };
+	struct ka_symbolizer *sym = NULL;
+	struct ka_site_row *rows = NULL;
+	size_t n = 0;
+	int err = ka_symbolizer_new(&sym);
+	if (!err && ka_model_has_stacks(m))
+		err = stack_lines(m, sym, &l);
+	/* the shim's sites (kbpf-trace's stacks are whole above) */
+	if (!err)
+		err = collect_sites(m, false, &rows, &n);
+	for (size_t i = 0; i < n && !err; i++) {
+		char frame[300], *text;
+		folded_frame(frame, sizeof(frame), rows[i].where);
+		err = add_line(&l, asprintf(&text, "%s;%s", frame, rows[i].syscall) < 0 ? NULL : text,
+			       rows[i].count, rows[i].time_ns);
 	}
+	free(rows);
+	ka_symbolizer_free(sym);
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof(*l.v), cmp_line);
+	size_t k = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		if (k && !strcmp(l.v[k - 1].text, l.v[i].text)) {
+			l.v[k - 1].count += l.v[i].count;
+			l.v[k - 1].time_ns += l.v[i].time_ns;
+			free(l.v[i].text);
+		} else {
+			l.v[k++] = l.v[i];
+		}
+	}
+	l.n = k;
+	if (err) {
+		ka_folded_free(l.v, l.n);
+		return err;
+	}
+	*out = l.v;
+	*n_out = l.n;
+	return 0;
+}
+
+void ka_folded_free(struct ka_folded_line *lines, size_t n)
+{
 	for (size_t i = 0; i < n; i++)
 		free(lines[i].text);
 	free(lines);
-	ka_symbolizer_free(sym);
-	return err;
 }
 
 int ka_write_folded(FILE *out, const struct ka_model *m)
 {
-	struct ka_site_row *rows = NULL;
-	size_t n = 0;
-	bool stacks = ka_model_has_stacks(m);
-	int err = stacks ? write_folded_stacks(out, m) : 0;
-	if (err)
-		return err;
-	/* the shim's sites (kbpf-trace's stacks are written whole above) */
-	err = collect_sites(m, false, &rows, &n);
+	struct ka_folded_line *lines;
+	size_t n;
+	int err = ka_folded_collect(m, &lines, &n);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
-		char frame[300];
-		folded_frame(frame, sizeof(frame), rows[i].where);
-		fprintf(out, "%s;%s %" PRIu64 "\n", frame, rows[i].syscall, rows[i].count);
+		if (!lines[i].count)
+			continue;
+		/* flamegraph.pl splits the count off at the last space */
+		for (char *c = lines[i].text; *c; c++)
+			if (*c == ' ')
+				*c = '_';
+		fprintf(out, "%s %" PRIu64 "\n", lines[i].text, lines[i].count);
 	}
-	free(rows);
+	ka_folded_free(lines, n);
 	return ferror(out) ? -EIO : 0;
 }

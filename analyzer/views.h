@@ -53,6 +53,16 @@ int ka_write_timeline(FILE *out, const struct ka_model *m, uint64_t *slices);
 int ka_report_sites(FILE *out, const struct ka_model *m,
 		    const struct ka_report_opts *o);
 int ka_write_folded(FILE *out, const struct ka_model *m);
+/* The stacks (kbpf-trace) and sites (the shim) as folded lines, root
+ * first: "lib`function;...;syscall" (frames may hold spaces, no ';'),
+ * equal ones merged, sorted by text. The caller frees with
+ * ka_folded_free. */
+struct ka_folded_line {
+	char *text;
+	uint64_t count, time_ns;
+};
+int ka_folded_collect(const struct ka_model *m, struct ka_folded_line **lines, size_t *n);
+void ka_folded_free(struct ka_folded_line *lines, size_t n);
 
 /* sites.c, also for pprof.c: the model's sites and stacks. */
 /* Whether any stream of the model has kbpf-trace stacks. */
@@ -68,6 +78,11 @@ size_t ka_stack_depth(struct ka_symbolizer *sym, const struct ka_stream *s,
 		      const struct ka_stack *st);
 /* The syscall's name in arch, or syscall_NR. */
 void ka_syscall_label(char *out, size_t size, const char *arch, uint64_t nr);
+
+/* flame.c: the folded stacks as an SVG flame graph, weighted by time or
+ * calls (--flame, and inside --html without standalone); *frames drawn. */
+int ka_write_flame(FILE *out, const struct ka_model *m, bool by_time, bool standalone,
+		   uint64_t *frames);
 
 /* pprof.c: the profile as pprof's profile.proto, gzipped (--pprof). */
 int ka_write_pprof(FILE *out, const struct ka_model *m, uint64_t *samples);
