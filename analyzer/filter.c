@@ -60,6 +60,14 @@ static const char *const class_time[] = {
 	"gettimeofday", "time", "timerfd_create", "timerfd_settime",
 	"timerfd_gettime", "setitimer", "getitimer", "alarm", "timer_create",
 	"timer_settime", "timer_delete", NULL };
+/* Calls that wait by nature: the thread waits for another thread, a
+ * process, a descriptor or the clock; their time is idle time, not work
+ * (--exclude-waits). */
+static const char *const class_wait[] = {
+	"futex", "futex_waitv", "poll", "ppoll", "select", "pselect6", "epoll_wait",
+	"epoll_pwait", "epoll_pwait2", "nanosleep", "clock_nanosleep", "wait4",
+	"waitid", "pause", "rt_sigsuspend", "rt_sigtimedwait", "sched_yield",
+	"io_getevents", "io_pgetevents", NULL };
 static const char *const class_signal[] = {
 	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigsuspend",
 	"rt_sigtimedwait", "rt_sigqueueinfo", "sigaltstack", "kill", "tgkill",
@@ -67,10 +75,10 @@ static const char *const class_signal[] = {
 
 const char *const ka_class_names[] = { "file", "desc", "net", "process",
 				       "memory", "ipc", "sync", "time", "signal",
-				       NULL };
+				       "wait", NULL };
 static const char *const *const class_lists[] = {
 	class_file, class_desc, class_net, class_process, class_memory,
-	class_ipc, class_sync, class_time, class_signal };
+	class_ipc, class_sync, class_time, class_signal, class_wait };
 
 static int set_name(struct ka_filter *f, const char *name, bool on)
 {
@@ -86,7 +94,7 @@ static int set_name(struct ka_filter *f, const char *name, bool on)
 			return 0;
 		}
 		fprintf(stderr, "kanalyze: -e: unknown class '%s' (%%file, %%desc, %%net, "
-			"%%process, %%memory, %%ipc, %%sync, %%time, %%signal)\n", name);
+			"%%process, %%memory, %%ipc, %%sync, %%time, %%signal, %%wait)\n", name);
 		return -EINVAL;
 	}
 	int nr = kp_syscall_nr(NULL, name);
@@ -123,6 +131,37 @@ int ka_filter_parse_names(struct ka_filter *f, const char *list)
 	f->nr_set = true;
 	free(copy);
 	return err;
+}
+
+int ka_filter_set_aside_waits(struct ka_filter *f)
+{
+	struct ka_filter waits = { 0 };
+	int err = set_name(&waits, "%wait", true);
+	if (err)
+		return err;
+	memcpy(f->aside, waits.nr, sizeof(f->aside));
+	f->aside_set = true;
+	if (!f->nr_set) /* everything but the waits */
+		memset(f->nr, 1, sizeof(f->nr));
+	f->nr_set = true;
+	for (size_t nr = 0; nr < 1024; nr++)
+		if (f->aside[nr])
+			f->nr[nr] = false;
+	return 0;
+}
+
+void ka_model_count_aside(struct ka_model *m)
+{
+	m->aside_calls = m->aside_ns = 0;
+	for (size_t i = 0; m->set_aside && i < m->n_streams; i++)
+		for (size_t t = 0; t < m->streams[i].n_threads; t++)
+			for (size_t k = 0; k < m->streams[i].threads[t].n_sc; k++) {
+				const struct ka_sc_stats *sc = &m->streams[i].threads[t].sc[k];
+				if (sc->nr < 1024 && m->set_aside[sc->nr]) {
+					m->aside_calls += sc->count;
+					m->aside_ns += sc->time_ns;
+				}
+			}
 }
 
 int ka_filter_parse_pids(struct ka_filter *f, const char *list)
@@ -256,6 +295,10 @@ static int threads_from_events(struct ka_stream *s, const struct ka_filter *f)
 
 int ka_filter_apply(struct ka_model *m, const struct ka_filter *f)
 {
+	if (f->aside_set) { /* what the filter sets aside, said before it goes */
+		m->set_aside = f->aside;
+		ka_model_count_aside(m);
+	}
 	if (ka_filter_needs_events(f)) {
 		bool any = false;
 		for (size_t i = 0; i < m->n_streams; i++)

@@ -347,6 +347,19 @@ int ka_write_html(FILE *out, const struct ka_model *m,
 		ka_model_processes(m), m->n_streams, ka_model_threads(m));
 	esc(out, producer ? producer : "mixed");
 	fputs("</p>\n", out);
+	if (m->set_aside) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&text, &len);
+		if (mem) {
+			ka_report_aside(mem, m, "");
+			fclose(mem);
+			fputs("<p id=\"aside\">", out);
+			esc(out, text);
+			fputs("</p>\n", out);
+			free(text);
+		}
+	}
 	profile_section(out, &p);
 	if ((err = time_chart(out, &p)) || (err = series_chart(out, m, interval_ms)) ||
 	    (err = thread_chart(out, m)) || (err = kind_section(out, m, &by_time)) ||

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "listen.h"
+#include "views.h"
 #include "record_reader.h"
 
 #define MAX_CONNECTIONS 1000
@@ -235,6 +236,7 @@ static void snapshot(struct listener *l, bool tty)
 				   ws.ws_row - 12 : 20;
 	}
 	ka_model_sort_streams(l->m);
+	ka_model_count_aside(l->m);
 	double secs = (double)(now_ns() - l->start_ns) / 1e9;
 	if (tty)
 		fputs("\033[H\033[2J", stdout);

@@ -80,8 +80,13 @@ static const char usage_text[] =
 "  -e, --trace=LIST      only these syscalls: names and classes, comma\n"
 "                        separated (-e read,write,%net); a leading ! excludes.\n"
 "                        Classes: %file %desc %net %process %memory %ipc\n"
-"                        %sync %time %signal\n"
+"                        %sync %time %signal %wait\n"
 "      --pid=LIST        only these processes (pids, comma separated)\n"
+"      --exclude-waits   set aside the calls that wait by nature (class %wait:\n"
+"                        futex, poll, select, epoll_wait, nanosleep, wait4,\n"
+"                        sigsuspend, ...): idle threads waiting fill a\n"
+"                        profile's time; every view shows the rest, and the\n"
+"                        table says what was set aside (also --listen's)\n"
 "      --min-duration=T  only calls that took T or longer (event records;\n"
 "                        T in ns, us, ms or s, default unit us)\n"
 "      --failed          only calls that failed (event records)\n"
@@ -383,12 +388,13 @@ enum {
 	OPT_LISTEN = 1000, OPT_SAVE, OPT_REFRESH, OPT_LINGER, OPT_DIFF,
 	OPT_TIMELINE, OPT_SITES, OPT_FOLDED, OPT_INTERVAL, OPT_HTML, OPT_PPROF, OPT_FLAME, OPT_FLAME_WEIGHT, OPT_STRICT,
 	OPT_ASSERT, OPT_PID, OPT_MIN_DURATION, OPT_FAILED, OPT_SUCCEEDED,
-	OPT_BLOCKING, OPT_AFTER_START, OPT_DEBUG_DIR, OPT_PERF_MAP_DIR,
+	OPT_BLOCKING, OPT_AFTER_START, OPT_DEBUG_DIR, OPT_PERF_MAP_DIR, OPT_EXCLUDE_WAITS,
 };
 
 struct cli {
 	struct ka_report_opts opts;
 	bool coverage, diff, sites, folded, strict, blocking, by_errno, after_start;
+	bool exclude_waits;
 	const char *listen, *save, *timeline, *html, *pprof, *flame;
 	uint64_t refresh_ms, linger_ms, interval_ms;
 	const char *asserts[MAX_ASSERTS];
@@ -473,6 +479,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 		{ "after-start", no_argument, NULL, OPT_AFTER_START },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "perf-map-dir", required_argument, NULL, OPT_PERF_MAP_DIR },
+		{ "exclude-waits", no_argument, NULL, OPT_EXCLUDE_WAITS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -577,6 +584,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			}
 			cli->asserts[cli->n_asserts++] = optarg;
 			break;
+		case OPT_EXCLUDE_WAITS: cli->exclude_waits = true; break;
 		case OPT_PERF_MAP_DIR:
 			ka_perf_map_dir(optarg);
 			break;
@@ -616,6 +624,9 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 		usage_error("%s", "--failed and --succeeded exclude each other");
 		return EXIT_USAGE;
 	}
+	/* after every -e: the waits go whatever they named */
+	if (cli->exclude_waits && ka_filter_set_aside_waits(&cli->filter))
+		return EXIT_USAGE;
 	return 0;
 }
 
@@ -908,6 +919,8 @@ int main(int argc, char **argv)
 	}
 
 	ka_model_init(&run.model);
+	if (cli.exclude_waits) /* --listen's snapshots leave them out too */
+		run.model.set_aside = cli.filter.aside;
 	run.model.keep_events = cli.timeline || cli.blocking || cli.html ||
 				ka_filter_needs_events(&cli.filter);
 	run.model.keep_history = cli.interval_ms || cli.html;

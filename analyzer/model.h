@@ -195,6 +195,11 @@ struct ka_model {
 	/* --listen connections still open at the end that sent no record */
 	uint64_t silent_live;
 
+	/* --exclude-waits: syscalls set aside (nr < 1024; NULL: none), left
+	 * out of every profile, and what they held when last counted */
+	const bool *set_aside;
+	uint64_t aside_calls, aside_ns;
+
 	bool keep_events;  /* store every event (timeline, event filters) */
 	bool keep_history; /* store every aggregate (time series) */
 	struct ka_snapshot *history;

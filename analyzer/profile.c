@@ -123,7 +123,9 @@ int ka_profile_build(struct ka_profile *p, const struct ka_model *m,
 			if (err)
 				goto out;
 			for (size_t k = 0; k < th->n_sc; k++)
-				all[n++] = &th->sc[k];
+				if (!(m->set_aside && th->sc[k].nr < 1024 &&
+				      m->set_aside[th->sc[k].nr]))
+					all[n++] = &th->sc[k];
 		}
 	}
 	if (n)

@@ -221,3 +221,12 @@ void ka_report_footer(FILE *out, const struct ka_model *m, const char *prefix)
 			prefix, m->n_damaged,
 			m->n_damaged == 1 ? "" : "s");
 }
+
+void ka_report_aside(FILE *out, const struct ka_model *m, const char *prefix)
+{
+	if (!m->set_aside)
+		return;
+	fprintf(out, "%swaits set aside (--exclude-waits: futex, poll, select, epoll_wait, "
+		"nanosleep, wait4, ...): %" PRIu64 " calls, %.3f ms\n", prefix, m->aside_calls,
+		(double)m->aside_ns / 1e6);
+}

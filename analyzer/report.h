@@ -39,6 +39,8 @@ int ka_report_markdown(FILE *out, const struct ka_model *m,
 		       const struct ka_report_opts *o);
 
 /* report.c */
+/* The --exclude-waits line: what the profile sets aside (nothing without). */
+void ka_report_aside(FILE *out, const struct ka_model *m, const char *prefix);
 
 /* A profile of (stream, thread) (NULLs = all), sorted as o asks. */
 int ka_report_profile(struct ka_profile *p, const struct ka_model *m,

@@ -16,6 +16,7 @@
 
 #include "dispatch.h"
 #include "report.h"
+#include "syscalls.h"
 #include "views.h"
 
 static json_t *jint(uint64_t v)
@@ -403,6 +404,17 @@ int ka_report_json(FILE *out, const struct ka_model *m,
 		set(drops, "reasons", reasons, &err);
 	}
 	set(root, "drops", drops, &err);
+	if (m->set_aside) { /* --exclude-waits */
+		json_t *aside = json_object();
+		json_t *names = json_array();
+		for (unsigned nr = 0; names && nr < 1024; nr++)
+			if (m->set_aside[nr] && kp_syscall_name(ka_model_arch(m), nr))
+				append(names, jstr(kp_syscall_name(ka_model_arch(m), nr)), &err);
+		set(aside, "syscalls", names, &err);
+		set(aside, "calls", jint(m->aside_calls), &err);
+		set(aside, "time_ns", jint(m->aside_ns), &err);
+		set(root, "set_aside", aside, &err);
+	}
 
 	json_t *damaged = json_array();
 	for (size_t i = 0; damaged && i < m->n_damaged; i++) {

@@ -125,6 +125,10 @@ int ka_report_markdown(FILE *out, const struct ka_model *m,
 	int err = 0;
 
 	fputs("## Syscall profile\n\n", out);
+	if (m->set_aside) {
+		ka_report_aside(out, m, "> ");
+		fputs("\n", out);
+	}
 	if (o->by == KA_BY_SYSCALL)
 		err = md_profile(out, m, NULL, NULL, o);
 	if (o->by == KA_BY_KIND)

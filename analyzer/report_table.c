@@ -380,6 +380,7 @@ int ka_report_table(FILE *out, const struct ka_model *m,
 
 	fprintf(out, "=== Syscall Profile ===\n");
 	print_hook_coverage(out, m);
+	ka_report_aside(out, m, "");
 	if (o->by == KA_BY_SYSCALL) {
 		struct ka_profile p;
 		err = ka_report_profile(&p, m, NULL, NULL, o);

@@ -117,6 +117,8 @@ int ka_write_html(FILE *out, const struct ka_model *m,
 struct ka_filter {
 	bool nr_set;
 	bool nr[1024];
+	bool aside[1024]; /* --exclude-waits: the %wait class */
+	bool aside_set;
 	uint64_t *pids;
 	size_t n_pids;
 	uint64_t min_duration_ns;
@@ -125,6 +127,12 @@ struct ka_filter {
 /* Parses "read,write,%file"; -EINVAL with a message printed. */
 int ka_filter_parse_names(struct ka_filter *f, const char *list);
 int ka_filter_parse_pids(struct ka_filter *f, const char *list);
+/* --exclude-waits: the filter drops the %wait class, after any -e; a
+ * model it is applied to says what it set aside (m->set_aside points
+ * into f, m->aside_calls and aside_ns count them). */
+int ka_filter_set_aside_waits(struct ka_filter *f);
+/* m->aside_calls and aside_ns: the calls of m->set_aside in m now. */
+void ka_model_count_aside(struct ka_model *m);
 /* Applies the filter to the model (streams, threads, rows, events). */
 int ka_filter_apply(struct ka_model *m, const struct ka_filter *f);
 bool ka_filter_needs_events(const struct ka_filter *f);
