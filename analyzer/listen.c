@@ -88,14 +88,26 @@ static int bind_socket(const char *path)
 			close(probe);
 		unlink(path);
 	}
+	/*
+	 * Bound and listening under a name of its own first, then renamed
+	 * into place: a producer that finds the path can connect (a socket
+	 * bound but not yet listening refuses it), when the path leaves room.
+	 */
+	struct sockaddr_un tmp = sa;
+	bool renamed = snprintf(tmp.sun_path, sizeof(tmp.sun_path), "%s.%d", path,
+				(int)getpid()) < (int)sizeof(tmp.sun_path);
+	if (renamed)
+		unlink(tmp.sun_path);
 	/* 0600 whatever the umask: only this user's producers may connect */
 	mode_t old_umask = umask(0177);
-	int bound = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	int bound = bind(fd, (struct sockaddr *)(renamed ? &tmp : &sa), sizeof(sa));
 	umask(old_umask);
-	if (bound < 0 || listen(fd, 128) < 0) {
+	if (bound < 0 || listen(fd, 128) < 0 || (renamed && rename(tmp.sun_path, path) < 0)) {
 		int err = -errno;
 		fprintf(stderr, "kanalyze: --listen: cannot listen on %s: %s\n", path,
 			strerror(-err));
+		if (renamed && bound == 0)
+			unlink(tmp.sun_path);
 		close(fd);
 		return err;
 	}
