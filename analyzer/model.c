@@ -397,8 +397,10 @@ static int parse_sc_entry(const msgpack_object *o, struct ka_sc_stats *sc,
 	    (err = GET_UINT(o, "min_ns", &sc->min_ns, bad)) ||
 	    (err = GET_UINT(o, "max_ns", &sc->max_ns, bad)) ||
 	    (err = GET_UINT(o, "retries", &sc->retries, bad)) ||
-	    (err = GET_UINT(o, "errors", &sc->errors, bad)))
+	    (err = GET_UINT(o, "errors", &sc->errors, bad)) ||
+	    (err = GET_UINT(o, "off_cpu_ns", &sc->off_cpu_ns, bad)))
 		return err;
+	sc->have_off_cpu = kp_map_get(o, "off_cpu_ns") != NULL;
 	err = get_pairs(kp_map_get(o, "errno"), KA_ERRNO_MAX + 1, &sc->errnos,
 			&sc->n_errnos);
 	if (err) {

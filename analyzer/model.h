@@ -47,6 +47,9 @@ struct ka_sc_stats {
 	/* `kinds`: KP_KIND_COUNTERS per descriptor kind, by KP_KIND_ROW */
 	bool have_kinds;
 	uint64_t kinds[KP_KINDS][KP_KIND_COUNTERS];
+	/* kbpf-trace (`off_cpu_ns`): of time_ns, off CPU */
+	bool have_off_cpu;
+	uint64_t off_cpu_ns;
 	struct ka_stack *stacks;
 	size_t n_stacks;
 };

@@ -151,6 +151,10 @@ int ka_profile_build(struct ka_profile *p, const struct ka_model *m,
 			const struct ka_sc_stats *sc = all[k];
 			row_add(r, sc->count, sc->time_ns, sc->min_ns, sc->max_ns,
 				sc->retries, sc->errors);
+			if (sc->have_off_cpu) {
+				r->off_cpu_ns += sc->off_cpu_ns;
+				r->has_off_cpu = true;
+			}
 			for (size_t h = 0; h < sc->n_hist; h++)
 				r->hist.bucket[sc->hist[h].key] += sc->hist[h].value;
 			err = pairs_append(&r->errnos, &r->n_errnos, sc->errnos,
@@ -164,6 +168,8 @@ int ka_profile_build(struct ka_profile *p, const struct ka_model *m,
 		struct ka_row *t = &p->total;
 		row_add(t, r->count, r->time_ns, r->min_ns, r->max_ns, r->retries,
 			r->errors);
+		t->off_cpu_ns += r->off_cpu_ns;
+		t->has_off_cpu |= r->has_off_cpu;
 		kp_hist_add(&t->hist, &r->hist);
 		err = pairs_append(&t->errnos, &t->n_errnos, r->errnos, r->n_errnos);
 		if (err)

@@ -19,6 +19,10 @@ struct ka_row {
 	struct ka_pair *errnos; /* sorted by errno */
 	size_t n_errnos;
 	struct kp_hist hist;
+	/* kbpf-trace's tp_btf programs: of time_ns, off CPU (blocked or
+	 * preempted; has_off_cpu: some merged entry said it) */
+	uint64_t off_cpu_ns;
+	bool has_off_cpu;
 	/* min/max, percentiles and errno are not known for every call (a
 	 * --by=kind row: the `kinds` counters have none of them) */
 	bool no_latency;

@@ -15,23 +15,27 @@
 #include "report.h"
 #include "views.h"
 
-#define MAX_COLS 10
+#define MAX_COLS 12
 #define CELL 72
 
 struct line {
 	char cell[MAX_COLS][CELL];
 };
 
-static int columns(const struct ka_report_opts *o, const char **titles,
+static int columns(const struct ka_report_opts *o, bool off_cpu, const char **titles,
 		   size_t *widths)
 {
 	static const char *const base[] = { "Syscall", "Count", "Time(ms)",
 					    "Avg(ms)", "Retries" };
 	static const size_t base_w[] = { 16, 6, 13, 11, 11 };
 	int n = 0;
-	for (; n < 5; n++) {
-		titles[n] = base[n];
-		widths[n] = base_w[n];
+	for (int b = 0; b < 5; b++) {
+		titles[n] = base[b];
+		widths[n++] = base_w[b];
+		if (b == 2 && off_cpu) { /* beside the time it is part of */
+			titles[n] = "OffCPU(ms)";
+			widths[n++] = 12;
+		}
 	}
 	if (o->errors) {
 		titles[n] = "Errors";
@@ -48,7 +52,7 @@ static int columns(const struct ka_report_opts *o, const char **titles,
 	return n;
 }
 
-static void fill(struct line *l, const struct ka_row *r, bool total,
+static void fill(struct line *l, const struct ka_row *r, bool total, bool off_cpu,
 		 const struct ka_report_opts *o)
 {
 	int c = 0;
@@ -58,6 +62,8 @@ static void fill(struct line *l, const struct ka_row *r, bool total,
 		snprintf(l->cell[c++], CELL, "%s (%" PRIu64 ")", r->name, r->nr);
 	snprintf(l->cell[c++], CELL, "%" PRIu64, r->count);
 	ka_format_duration(l->cell[c++], CELL, (double)r->time_ns / 1e6, 2);
+	if (off_cpu)
+		ka_format_duration(l->cell[c++], CELL, (double)r->off_cpu_ns / 1e6, 2);
 	ka_format_duration(l->cell[c++], CELL,
 			   r->count ? (double)r->time_ns / (double)r->count / 1e6 : 0.0, 3);
 	snprintf(l->cell[c++], CELL, "%" PRIu64, r->retries);
@@ -102,7 +108,8 @@ static int print_profile(FILE *out, const struct ka_profile *p,
 {
 	const char *titles[MAX_COLS];
 	size_t w[MAX_COLS];
-	int ncols = columns(o, titles, w);
+	bool off_cpu = p->total.has_off_cpu;
+	int ncols = columns(o, off_cpu, titles, w);
 	size_t nrows = ka_report_rows(p, o);
 	struct line *lines = calloc(nrows + 2, sizeof(*lines));
 	if (!lines)
@@ -111,8 +118,8 @@ static int print_profile(FILE *out, const struct ka_profile *p,
 	for (int c = 0; c < ncols; c++)
 		snprintf(lines[0].cell[c], CELL, "%s", titles[c]);
 	for (size_t i = 0; i < nrows; i++)
-		fill(&lines[i + 1], &p->rows[i], false, o);
-	fill(&lines[nrows + 1], &p->total, true, o);
+		fill(&lines[i + 1], &p->rows[i], false, off_cpu, o);
+	fill(&lines[nrows + 1], &p->total, true, off_cpu, o);
 	for (size_t i = 0; i < nrows + 2; i++)
 		for (int c = 0; c < ncols; c++) {
 			size_t len = strlen(lines[i].cell[c]) + 1;

@@ -476,6 +476,7 @@ static int read_aggs(const struct image *only, struct agg_entry **out, size_t *n
 				e->v.max_ns = c->max_ns;
 			e->v.count += c->count;
 			e->v.time_ns += c->time_ns;
+			e->v.off_cpu_ns += c->off_cpu_ns;
 			e->v.retries += c->retries;
 			e->v.errors += c->errors;
 			for (int b = 0; b < KBPF_HIST_BUCKETS; b++)
@@ -610,6 +611,8 @@ static void write_group(struct image *im, const struct agg_entry *a, size_t i,
 			.errno_count = err_count,
 			.hist64 = (const uint64_t *)a[k].v.hist,
 			.kinds = (const uint64_t (*)[KP_KIND_COUNTERS])a[k].v.kinds,
+			.has_off_cpu = tr->tp_btf,
+			.off_cpu_ns = a[k].v.off_cpu_ns,
 		};
 		if (cfg.stacks) {
 			while (sd->s < sd->n_st && cmp_agg(&sd->st[sd->s].key.agg, &a[k].key) < 0)

@@ -97,6 +97,8 @@ struct inflight {
 	__u32 image;	/* the process's image at sys_enter */
 	__u32 counted;	/* 0: before the traced program's start (KBPF_PROC_BEFORE_START) */
 	__u32 pad;
+	__u64 off_at;	/* sched_switch: off CPU since then (0: on CPU) */
+	__u64 off_ns;	/* time off CPU during this call so far */
 };
 
 struct {
@@ -263,6 +265,8 @@ static __always_inline void on_enter(struct pt_regs *regs, long id)
 		f->fd = -1;
 		f->kind = 0;
 	}
+	f->off_at = 0;
+	f->off_ns = 0;
 	f->start_ns = bpf_ktime_get_ns();
 }
 
@@ -498,6 +502,7 @@ static __always_inline void account(void *ctx, struct pt_regs *regs,
 	/* Per-CPU value: no other writer, plain updates suffice. */
 	v->count++;
 	v->time_ns += duration_ns;
+	v->off_cpu_ns += f->off_ns < duration_ns ? f->off_ns : duration_ns;
 	if (v->min_ns == 0 || duration_ns < v->min_ns)
 		v->min_ns = duration_ns;
 	if (duration_ns > v->max_ns)
@@ -785,6 +790,38 @@ static __always_inline void on_task_exit(void *ctx, struct task_struct *task)
 	}
 	bpf_ringbuf_submit(n, 0);
 	bpf_map_delete_elem(&traced, &tgid);
+}
+
+/*
+ * A traced thread in a syscall leaves the CPU (it blocks, or is
+ * preempted) and comes back: the time between is the call's time off
+ * CPU. Threads that are in no traced call have no storage or start_ns 0,
+ * so every other switch costs two storage lookups. tp_btf only: task
+ * storage needs the task pointers BTF gives (the raw_tp set does without).
+ */
+static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = 0;
+	struct inflight *f = bpf_task_storage_get(&inflight, prev, 0, 0);
+	if (f && f->start_ns) {
+		now = bpf_ktime_get_ns();
+		f->off_at = now;
+	}
+	f = bpf_task_storage_get(&inflight, next, 0, 0);
+	if (f && f->start_ns && f->off_at) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		if (now > f->off_at)
+			f->off_ns += now - f->off_at;
+		f->off_at = 0;
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(prev, next);
+	return 0;
 }
 
 SEC("tp_btf/sys_enter")

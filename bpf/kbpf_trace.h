@@ -53,6 +53,9 @@ struct kbpf_agg_value {
 	/* calls whose first argument is a descriptor, by its kind - 1:
 	 * count, time_ns, retries, errors (the `kinds` of FORMAT.md) */
 	__u64 kinds[KP_KINDS][KP_KIND_COUNTERS];
+	/* of time_ns, what the threads spent off CPU (sched_switch: blocked
+	 * or preempted); tp_btf programs only */
+	__u64 off_cpu_ns;
 };
 
 /* --stacks: user stacks as frame-pointer chains, innermost first. */

@@ -56,6 +56,8 @@ static void choose_programs(struct kbpf_trace_bpf *skel, bool tp_btf)
 		bpf_program__set_autoload(btf_progs[i], tp_btf);
 		bpf_program__set_autoload(raw_progs[i], !tp_btf);
 	}
+	/* time off CPU: tp_btf only (task storage of the switched tasks) */
+	bpf_program__set_autoload(skel->progs.switch_btf, tp_btf);
 }
 
 static bool no_privileges(int err)

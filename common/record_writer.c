@@ -170,7 +170,7 @@ void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s)
 		n_kinds += kinds[k][KP_KIND_COUNT] != 0;
 	}
 	msgpack_pack_map(&w->pk, 9 + (s->n_sites != 0) + (n_kinds != 0) +
-				 (s->n_stacks != 0));
+				 (s->n_stacks != 0) + s->has_off_cpu);
 	put_kv_u64(w, "nr", s->nr);
 	put_kv_u64(w, "count", s->count);
 	put_kv_u64(w, "time_ns", s->time_ns);
@@ -178,6 +178,8 @@ void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s)
 	put_kv_u64(w, "max_ns", s->max_ns);
 	put_kv_u64(w, "retries", s->retries);
 	put_kv_u64(w, "errors", s->errors);
+	if (s->has_off_cpu)
+		put_kv_u64(w, "off_cpu_ns", s->off_cpu_ns);
 	/*
 	 * The shim encodes counters that other threads are still updating:
 	 * count and emit the entries of one snapshot, or a map's declared

@@ -91,6 +91,8 @@ struct kp_rec_syscall {
 	 * KP_KIND_COUNTERS, rows with a zero count left out (read with relaxed
 	 * atomic loads: the shim's threads may be counting) */
 	const uint64_t (*kinds)[KP_KIND_COUNTERS];
+	bool has_off_cpu;		/* an "off_cpu_ns" key (kbpf-trace) */
+	uint64_t off_cpu_ns;		/* of time_ns, off CPU (sched_switch) */
 	unsigned n_stacks;		/* 0: no "stacks" key (kbpf-trace --stacks) */
 	const struct kp_rec_stack *stacks;
 };

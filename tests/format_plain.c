@@ -246,7 +246,11 @@ static bool check_syscalls(const msgpack_object *o)
 		const msgpack_object *stacks = get(e, "stacks");
 		if (stacks && !check_stacks(stacks, get(e, "count")->via.u64))
 			return false;
-		if (e->via.map.size != 9u + (st != NULL) + (kinds != NULL) + (stacks != NULL))
+		const msgpack_object *off = get(e, "off_cpu_ns");
+		if (off && (!is_uint(off) || off->via.u64 > get(e, "time_ns")->via.u64))
+			return fail("%s is not uint, or more than time_ns", "off_cpu_ns");
+		if (e->via.map.size !=
+		    9u + (st != NULL) + (kinds != NULL) + (stacks != NULL) + (off != NULL))
 			return fail("%s entry has undocumented keys", "syscalls");
 	}
 	return true;

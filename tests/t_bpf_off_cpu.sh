@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: MIT
+# kbpf-trace's off_cpu_ns: how much of each syscall's time its thread
+# spent off CPU (sched_switch), so that a profile tells a call that waits
+# from one that works. A 300 ms sleep is off CPU for all but microseconds
+# of it, and so is the shell's wait4 for the sleeper; 100 reads of 1 MiB
+# from /dev/zero (the kernel copies) are on CPU for most of their time;
+# for every syscall the time off CPU is within its time; kanalyze shows it
+# in the table (OffCPU(ms)) and JSON. The raw_tp programs, which cannot
+# reach the switched tasks' storage, write no off_cpu_ns, and the table
+# then has no such column.
+. "$KPROF_ROOT/tests/bpf_lib.sh"
+need_bpf
+"$KBPF" -o t -- dash -c 'sleep 0.3; dd if=/dev/zero of=/dev/null bs=1M count=100 2>/dev/null' ||
+	fail "workload under kbpf-trace"
+json=$(profile_json t)
+field() { jq -r --arg n "$1" --arg f "$2" '[.syscalls[] | select(.name == $n) | .[$f]] | add // 0' <<<"$json"; }
+expect_eq "every row has off_cpu_ns" 0 "$(jq '[.syscalls[] | select(.off_cpu_ns == null)] | length' <<<"$json")"
+expect_eq "rows whose time off CPU exceeds their time" "" \
+	"$(jq -r '.syscalls[] | select(.off_cpu_ns > .time_ns) | .name' <<<"$json")"
+sleep_t=$(field clock_nanosleep time_ns) sleep_off=$(field clock_nanosleep off_cpu_ns)
+[ "$sleep_t" -ge 300000000 ] || fail "clock_nanosleep took $sleep_t ns"
+# all of it but 1 ms off CPU
+[ "$((sleep_t - sleep_off))" -lt 1000000 ] || fail "sleep: $sleep_off of $sleep_t ns off CPU"
+echo "ok: the sleep's $sleep_t ns: $sleep_off off CPU"
+wait_t=$(field wait4 time_ns) wait_off=$(field wait4 off_cpu_ns)
+[ "$((wait_off * 100))" -ge "$((wait_t * 95))" ] || fail "wait4: $wait_off of $wait_t ns off CPU"
+echo "ok: the shell's wait4 ($wait_t ns): $wait_off off CPU"
+read_t=$(field read time_ns) read_off=$(field read off_cpu_ns)
+[ "$((read_off * 2))" -lt "$read_t" ] || fail "read: $read_off of $read_t ns off CPU"
+echo "ok: dd's reads ($read_t ns): $read_off off CPU"
+"$KANALYZE" t > table.txt
+head -n 3 table.txt
+grep -q '^Syscall  *Count  *Time(ms)  *OffCPU(ms)  *Avg(ms)' table.txt || fail "no OffCPU column"
+# raw_tp: not measured, not shown
+"$KBPF" --raw-tp -o raw -- dash -c 'sleep 0.1' || fail "--raw-tp workload"
+expect_eq "raw_tp: rows with off_cpu_ns" 0 \
+	"$(profile_json raw | jq '[.syscalls[] | select(.off_cpu_ns != null)] | length')"
+! grep -q OffCPU <("$KANALYZE" raw) || fail "raw_tp: an OffCPU column"
+echo "ok: raw_tp writes no off_cpu_ns and the table has no column for it"
