@@ -498,6 +498,29 @@ static int history_add(struct ka_model *m, uint64_t pid, uint64_t id,
 	return 0;
 }
 
+/* An optional short string (a thread's name) into buf, cut to fit. */
+static int copy_name(const msgpack_object *map, const char *key, char *buf, size_t size,
+		     struct bad *bad)
+{
+	const msgpack_object *o = kp_map_get(map, key);
+	buf[0] = 0;
+	if (!o)
+		return 0;
+	if (o->type != MSGPACK_OBJECT_STR) {
+		bad->key = key;
+		bad->want = "string";
+		return -EINVAL;
+	}
+	size_t n = o->via.str.size < size - 1 ? o->via.str.size : size - 1;
+	memcpy(buf, o->via.str.ptr, n);
+	buf[n] = 0;
+	/* no control characters in a name shown on a terminal */
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			buf[i] = '?';
+	return 0;
+}
+
 static int on_aggregate(struct ka_model *m, const msgpack_object *map,
 			struct bad *bad)
 {
@@ -522,6 +545,8 @@ static int on_aggregate(struct ka_model *m, const msgpack_object *map,
 	struct ka_thread fresh = { .thread = thread, .tid = tid,
 				   .time_ns = time_ns, .exited = exited,
 				   .final = final };
+	if ((err = copy_name(map, "name", fresh.name, sizeof(fresh.name), bad)))
+		return err;
 	if (list->via.array.size) {
 		fresh.sc = calloc(list->via.array.size, sizeof(*fresh.sc));
 		if (!fresh.sc)
@@ -636,6 +661,7 @@ static int on_header(struct ka_model *m, const msgpack_object *map,
 		GET_UINT(clock, "realtime_ns", &s->start_real_ns, bad);
 	if ((err = get_str(map, "producer", &s->producer, bad)) ||
 	    (err = get_str(map, "origin", &s->origin, bad)) ||
+	    (err = copy_name(map, "comm", s->comm, sizeof(s->comm), bad)) ||
 	    (err = get_str(map, "exe", &s->exe, bad)) ||
 	    (err = get_str(map, "arch", &s->arch, bad)) ||
 	    (err = get_str(map, "host", &s->host, bad)) ||

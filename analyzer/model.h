@@ -82,6 +82,7 @@ struct ka_snapshot {
 
 struct ka_thread {
 	uint64_t thread, tid, time_ns;
+	char name[16]; /* the aggregate's `name` (comm); "": not said */
 	bool exited, final;
 	struct ka_sc_stats *sc;
 	size_t n_sc;
@@ -93,6 +94,7 @@ struct ka_stream {
 	uint64_t start_real_ns; /* the header's clock.realtime_ns; 0: not said */
 	bool have_header;
 	char *producer, *origin, *exe, *arch, *host, *kernel, *coverage;
+	char comm[16]; /* the header's `comm`: the main thread's name at start */
 	char *hook_mode; /* shim: "rewrite" or "symbols" */
 	/* shim: its own syscalls (the last `own` record), nr -> calls */
 	struct ka_pair *own;

@@ -52,13 +52,25 @@ size_t ka_report_rows(const struct ka_profile *p,
 	return o->top && o->top < p->n_rows ? o->top : p->n_rows;
 }
 
+const char *ka_thread_name(const struct ka_stream *s, const struct ka_thread *t)
+{
+	if (t->name[0])
+		return t->name;
+	/* the main thread keeps the image's name until it renames itself */
+	if (s->comm[0] && (t->tid == s->pid || (!t->tid && t->thread <= 1)))
+		return s->comm;
+	return NULL;
+}
+
 void ka_report_label(char *buf, size_t size, const struct ka_stream *s,
 		     const struct ka_thread *t)
 {
 	int n;
+	const char *name = t ? ka_thread_name(s, t) : NULL;
 	if (t)
-		n = snprintf(buf, size, "pid %" PRIu64 " thread %" PRIu64
-			     " (tid %" PRIu64 "%s)", s->pid, t->thread, t->tid,
+		n = snprintf(buf, size, "pid %" PRIu64 " thread %" PRIu64 "%s%s%s"
+			     " (tid %" PRIu64 "%s)", s->pid, t->thread, name ? " \"" : "",
+			     name ? name : "", name ? "\"" : "", t->tid,
 			     t->exited ? ", exited" : "");
 	else if (s->empty_file)
 		n = snprintf(buf, size, "pid %" PRIu64 " (empty trace file %s)", s->pid,

@@ -39,6 +39,9 @@ int ka_report_markdown(FILE *out, const struct ka_model *m,
 		       const struct ka_report_opts *o);
 
 /* report.c */
+/* A thread's name: its records' `name`, or for the main thread the
+ * image's `comm`; NULL when the trace does not say. */
+const char *ka_thread_name(const struct ka_stream *s, const struct ka_thread *t);
 /* The --exclude-waits line: what the profile sets aside (nothing without). */
 void ka_report_aside(FILE *out, const struct ka_model *m, const char *prefix);
 

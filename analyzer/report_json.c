@@ -290,6 +290,7 @@ static json_t *stream_json(const struct ka_model *m, const struct ka_stream *s,
 	set(j, "pid", jint(s->pid), err);
 	set(j, "ppid", s->have_header ? jint(s->ppid) : json_null(), err);
 	set(j, "exe", jstr(s->exe), err);
+	set(j, "comm", s->comm[0] ? jstr(s->comm) : json_null(), err);
 	json_t *argv = json_array();
 	for (size_t i = 0; argv && i < s->argc; i++)
 		append(argv, jstr(s->argv[i]), err);
@@ -329,6 +330,8 @@ static json_t *stream_json(const struct ka_model *m, const struct ka_stream *s,
 		}
 		set(tj, "thread", jint(th->thread), err);
 		set(tj, "tid", jint(th->tid), err);
+		const char *name = ka_thread_name(s, th);
+		set(tj, "name", name ? jstr(name) : json_null(), err);
 		set(tj, "exited", json_boolean(th->exited), err);
 		set(tj, "final", json_boolean(th->final), err);
 		if (!*err)

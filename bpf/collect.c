@@ -10,6 +10,7 @@
  * hand (submitted before its note) when its last records are written.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <limits.h>
@@ -131,6 +132,7 @@ static void write_header(struct image *im)
 		.origin = im->origin,
 		.parent_stream = im->parent_stream,
 		.exe = im->exe ? im->exe : "",
+		.comm = im->comm[0] ? im->comm : NULL,
 		.argv = (const char *const *)im->argv,
 		.argc = im->argc,
 		.host = uts.nodename,
@@ -146,10 +148,58 @@ static void write_header(struct image *im)
 	kp_rec_header(&im->sink->w, &h);
 }
 
+/* A thread's name now, from /proc; "" once the thread is gone. */
+static void proc_comm(uint32_t tgid, uint32_t tid, char *buf, size_t size)
+{
+	char path[64];
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", (unsigned)tgid, (unsigned)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%u/comm", (unsigned)tgid);
+	buf[0] = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	n = n > 0 ? n : 0;
+	if (n && buf[n - 1] == '\n')
+		n--;
+	buf[n] = 0;
+}
+
+/* The name of thread tid of im: at its exit (the note), or now. */
+static const char *thread_name(struct image *im, uint32_t tid, char *buf, size_t size)
+{
+	for (unsigned i = 0; i < im->n_names; i++)
+		if (im->names[i].tid == tid)
+			return im->names[i].name;
+	proc_comm(im->tgid, tid, buf, size);
+	return buf[0] ? buf : NULL;
+}
+
+static void note_thread_name(struct image *im, uint32_t tid, const char *comm)
+{
+	if (im->n_names == im->cap_names) {
+		unsigned cap = im->cap_names ? 2 * im->cap_names : 8;
+		void *p = realloc(im->names, cap * sizeof(*im->names));
+		if (!p)
+			return;
+		im->names = p;
+		im->cap_names = cap;
+	}
+	struct thread_name *t = &im->names[im->n_names++];
+	t->tid = tid;
+	memcpy(t->name, comm, sizeof(t->name));
+	t->name[sizeof(t->name) - 1] = 0;
+}
+
 void image_begin(struct image *im, uint64_t time_ns)
 {
 	if (!im->exe)
 		image_fill_from_proc(im);
+	if (!im->comm[0])
+		proc_comm(im->tgid, 0, im->comm, sizeof(im->comm));
 	im->sink = output_sink(im->exe, (pid_t)im->tgid);
 	if (!im->sink)
 		return;
@@ -582,7 +632,9 @@ static void write_group(struct image *im, const struct agg_entry *a, size_t i,
 	if (cfg.per_thread && tid_in(im->done_tids, im->n_done, tid))
 		return;
 	struct kp_rec_common c = common_now(im, 0);
-	kp_rec_aggregate_begin(&im->sink->w, &c, tid, tid, exited || process_exited,
+	char buf[16];
+	const char *name = cfg.per_thread ? thread_name(im, tid, buf, sizeof(buf)) : NULL;
+	kp_rec_aggregate_begin(&im->sink->w, &c, tid, tid, name, exited || process_exited,
 			       final, (unsigned)(j - i));
 	for (size_t k = i; k < j; k++) {
 		uint32_t err_value[64];
@@ -700,7 +752,7 @@ static void write_aggregates(struct image *only, bool final, bool exited)
 	if (only && !wrote_only && only->sink) {
 		/* Not one call: the stream still gets its final aggregate. */
 		struct kp_rec_common c = common_now(only, 0);
-		kp_rec_aggregate_begin(&only->sink->w, &c, 0, 0, exited, final, 0);
+		kp_rec_aggregate_begin(&only->sink->w, &c, 0, 0, NULL, exited, final, 0);
 	}
 	if (only && final) {
 		only->calls_final = 0;
@@ -906,6 +958,8 @@ static void on_exec_note(const struct kbpf_note_exec *x)
 		image_fill_from_proc(im);
 	if (!im->exe)
 		im->exe = strndup(x->filename, sizeof(x->filename));
+	memcpy(im->comm, n->comm, sizeof(im->comm));
+	im->comm[sizeof(im->comm) - 1] = 0;
 	if (x->args_len)
 		image_set_argv_from_block(im, x->args,
 					  x->args_len < KBPF_ARGS_MAX ? x->args_len
@@ -1003,9 +1057,11 @@ void collect_process_notes(void)
 			break;
 		case KBPF_NOTE_THREAD_EXIT: {
 			struct image *im = image_find(n->tgid, n->image);
-			if (im)
+			if (im) {
 				tid_add(&im->exited_tids, &im->n_exited,
 					&im->cap_exited, n->tid);
+				note_thread_name(im, n->tid, n->comm);
+			}
 			break;
 		}
 		}

@@ -667,6 +667,8 @@ static __always_inline void on_exec(struct task_struct *task,
 	e->note.image = old_image;
 	e->note.ppid = BPF_CORE_READ(task, real_parent, tgid);
 	e->note.origin_start = start;
+	/* the kernel named the thread after the new file already */
+	bpf_probe_read_kernel_str(e->note.comm, sizeof(e->note.comm), task->comm);
 	e->filename[0] = 0;
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
 				  BPF_CORE_READ(bprm, filename));
@@ -749,6 +751,7 @@ static __always_inline void on_task_exit(void *ctx, struct task_struct *task)
 		n->tgid = tgid;
 		n->tid = (__u32)pid_tgid;
 		n->image = p->image;
+		bpf_get_current_comm(n->comm, sizeof(n->comm));
 		bpf_ringbuf_submit(n, 0);
 		return;
 	}

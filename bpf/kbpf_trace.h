@@ -153,6 +153,7 @@ struct kbpf_note {
 	__u32 fds[4];	/* exit: file, pipe, socket, other */
 	__u64 pending_pipe_readers;
 	__u64 pending_pipe_writers;
+	char comm[16];	/* thread exit, exec: the thread's name (comm) */
 	__u64 lost_events;	/* exit: the tgid's kbpf_proc counters, */
 	__u64 lost_calls;	/* which go with its traced entry */
 	__u64 lost_notes;

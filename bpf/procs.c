@@ -64,6 +64,7 @@ static void image_release(struct image *im)
 		free(im->argv[i]);
 	free(im->argv);
 	free(im->exited_tids);
+	free(im->names);
 	free(im->done_tids);
 	output_release(im->sink);
 }

@@ -90,6 +90,11 @@ bool output_is_dir(void);
 const char *output_path(void);
 
 /* ---- procs.c ---- */
+struct thread_name {
+	uint32_t tid;
+	char name[16];
+};
+
 struct image {
 	uint32_t tgid, image;
 	uint64_t stream, parent_stream;
@@ -102,6 +107,9 @@ struct image {
 	uint64_t lost_events, lost_calls, lost_notes; /* reported so far */
 	uint32_t *exited_tids;	/* -t: threads gone, their last record pending */
 	unsigned n_exited, cap_exited;
+	char comm[16];		/* the main thread's name at the image's start */
+	struct thread_name *names; /* -t: names of threads gone, at their exit */
+	unsigned n_names, cap_names;
 	uint32_t *done_tids;	/* -t: threads whose `exited` record is out */
 	unsigned n_done, cap_done;
 	bool ended;

@@ -117,13 +117,16 @@ static void begin_record(struct kp_writer *w, const char *type,
 
 void kp_rec_header(struct kp_writer *w, const struct kp_rec_header *h)
 {
-	begin_record(w, KP_REC_HEADER, &h->c, 14 + !!h->hook_mode + !!h->clock_source);
+	begin_record(w, KP_REC_HEADER, &h->c,
+		     14 + !!h->hook_mode + !!h->clock_source + !!h->comm);
 	put_kv_u64(w, "version", KP_FORMAT_VERSION);
 	put_kv_str(w, "producer", h->producer);
 	put_kv_u64(w, "ppid", h->ppid);
 	put_kv_str(w, "origin", h->origin);
 	put_kv_u64(w, "parent_stream", h->parent_stream);
 	put_kv_str(w, "exe", h->exe);
+	if (h->comm)
+		put_kv_str(w, "comm", h->comm);
 	put_key(w, "argv");
 	msgpack_pack_array(&w->pk, h->argc);
 	for (unsigned i = 0; i < h->argc; i++)
@@ -145,12 +148,14 @@ void kp_rec_header(struct kp_writer *w, const struct kp_rec_header *h)
 }
 
 void kp_rec_aggregate_begin(struct kp_writer *w, const struct kp_rec_common *c,
-			    uint64_t thread, uint64_t tid, bool exited,
+			    uint64_t thread, uint64_t tid, const char *name, bool exited,
 			    bool final, unsigned n_syscalls)
 {
-	begin_record(w, KP_REC_AGGREGATE, c, 5);
+	begin_record(w, KP_REC_AGGREGATE, c, 5 + (name != NULL));
 	put_kv_u64(w, "thread", thread);
 	put_kv_u64(w, "tid", tid);
+	if (name)
+		put_kv_str(w, "name", name);
 	put_kv_bool(w, "exited", exited);
 	put_kv_bool(w, "final", final);
 	put_key(w, "syscalls");

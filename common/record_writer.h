@@ -48,6 +48,7 @@ struct kp_rec_header {
 	const char *origin;		/* "start", "fork", "exec", "attach" */
 	uint64_t parent_stream;
 	const char *exe;
+	const char *comm;		/* NULL: key omitted; the main thread's name */
 	const char *const *argv;
 	unsigned argc;
 	const char *host;
@@ -136,8 +137,9 @@ int kp_writer_flush(struct kp_writer *w);
 void kp_writer_discard(struct kp_writer *w);
 
 void kp_rec_header(struct kp_writer *w, const struct kp_rec_header *h);
+/* name: the thread's name (comm) when known, else NULL (no key) */
 void kp_rec_aggregate_begin(struct kp_writer *w, const struct kp_rec_common *c,
-			    uint64_t thread, uint64_t tid, bool exited,
+			    uint64_t thread, uint64_t tid, const char *name, bool exited,
 			    bool final, unsigned n_syscalls);
 void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s);
 void kp_rec_events_begin(struct kp_writer *w, const struct kp_rec_common *c,

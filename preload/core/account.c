@@ -108,6 +108,7 @@ struct kp_thread *kp_thread_attach(void)
 	struct kp_thread *t = block_claim();
 	if (t) {
 		t->tid = (uint32_t)kp_raw0(SYS_gettid);
+		t->name[0] = 0;
 		t->serial = __atomic_fetch_add(&next_serial, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&t->state, KP_BLOCK_LIVE, __ATOMIC_RELEASE);
 		/* key < 32: setspecific stores into the static array, no malloc */
@@ -118,6 +119,21 @@ struct kp_thread *kp_thread_attach(void)
 	}
 	kp_tls_flags &= ~KP_TLS_ATTACHING;
 	return t;
+}
+
+void kp_thread_named(const char *name)
+{
+	struct kp_thread *t = kp_self;
+	if (!t || !name)
+		return;
+	/* the kernel read these bytes for the call that just succeeded */
+	char buf[sizeof(t->name)];
+	size_t n = 0;
+	for (; n < sizeof(buf) - 1 && name[n]; n++)
+		buf[n] = name[n];
+	buf[n] = 0;
+	/* a flush reading it meanwhile may see a mix: a name, never a crash */
+	memcpy(t->name, buf, sizeof(buf));
 }
 
 /* The thread is going: its block is written once more, then reused. */

@@ -76,12 +76,19 @@ struct kp_thread {
 	volatile uint32_t cur_nr; /* syscall nr + 1 while inside a call */
 	volatile long cur_fd;
 	struct kp_ring *ring;	/* NULL unless KPROF_EVENTS=1 */
+	/* the name the thread gave itself (prctl PR_SET_NAME, which glibc's
+	 * pthread_setname_np makes for the calling thread); "": none seen */
+	char name[16];
 	uint8_t index[KP_SYSCALL_MAX]; /* nr -> slot + 1 */
 	struct kp_slot slots[];
 };
 
 #define KP_SLOTS                                                               \
 	((KP_BLOCK_SIZE - sizeof(struct kp_thread)) / sizeof(struct kp_slot))
+
+/* The calling thread named itself name (a successful PR_SET_NAME): as the
+ * kernel keeps it, 15 bytes at most. */
+void kp_thread_named(const char *name);
 
 extern __thread struct kp_thread *kp_self;
 

@@ -40,6 +40,9 @@ struct kp_proc {
 	bool have_exit_status;
 	bool final_done;
 	char exe[KP_PATH_MAX];
+	/* the main thread's name at the stream's start, as the kernel set it
+	 * (the exec'd file's base name, 15 bytes) or the fork inherited it */
+	char comm[16];
 	char cmdline[8192];
 	const char *argv[256];
 	unsigned argc;

@@ -179,8 +179,25 @@ static ssize_t args_of_constructor(char *buf, size_t cap)
 	return (ssize_t)len;
 }
 
+/* The kernel's name for the new image's thread: the base name of the file
+ * given to execve (AT_EXECFN), cut to 15 bytes: no call. */
+static void comm_of_exec(void)
+{
+	const char *fn = (const char *)getauxval(AT_EXECFN);
+	kp_proc.comm[0] = 0;
+	if (!fn)
+		return;
+	const char *base = strrchr(fn, '/');
+	base = base ? base + 1 : fn;
+	size_t n = 0;
+	for (; n < sizeof(kp_proc.comm) - 1 && base[n]; n++)
+		kp_proc.comm[n] = base[n];
+	kp_proc.comm[n] = 0;
+}
+
 static void read_process_info(void)
 {
+	comm_of_exec();
 	long n = kp_raw(SYS_readlink, "/proc/self/exe", kp_proc.exe, sizeof(kp_proc.exe) - 1);
 	kp_proc.exe[n > 0 ? n : 0] = 0;
 	/* from the constructor's arguments when it started us: no call */
@@ -248,6 +265,9 @@ bool kp_after_fork_child(void)
 	kp_proc.parent_stream = old_stream;
 	kp_proc.stream = kp_new_stream_id(old_stream);
 	kp_proc.origin = "fork";
+	/* the child's thread has the forking thread's name */
+	if (kp_self && kp_self->name[0])
+		memcpy(kp_proc.comm, kp_self->name, sizeof(kp_proc.comm));
 	kp_proc.start_mono_ns = kp_mono_ns();
 	kp_proc.start_real_ns = kp_real_ns();
 	kp_own_startup_ns = kp_proc.start_mono_ns;

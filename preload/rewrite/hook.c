@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <sys/wait.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 
 #include "../lifecycle/lifecycle.h"
@@ -42,7 +43,8 @@ struct clone3_args {
 /*
  * Syscalls that are more than a timed call: mmap mprotect munmap
  * rt_sigaction rt_sigprocmask rt_sigreturn mremap clone fork vfork execve
- * exit wait4 exit_group waitid rt_sigsuspend execveat pkey_mprotect clone3. Tested with immediates, no table: a table is one
+ * exit wait4 exit_group waitid rt_sigsuspend execveat pkey_mprotect clone3
+ * prctl (a thread's name). Tested with immediates, no table: a table is one
  * more page per call (see KP_RW_HOT).
  */
 #define SPECIAL_LOW ((1ULL << SYS_mmap) | (1ULL << SYS_mprotect) | (1ULL << SYS_munmap) | \
@@ -56,7 +58,7 @@ static inline __attribute__((always_inline)) bool special(uint64_t nr)
 		return (SPECIAL_LOW >> nr) & 1;
 	return nr == SYS_exit_group || nr == SYS_execveat || nr == SYS_pkey_mprotect ||
 	       nr == SYS_clone3 || nr == SYS_rt_sigsuspend || nr == SYS_waitid ||
-	       nr >= KP_SYSCALL_MAX;
+	       nr == SYS_prctl || nr >= KP_SYSCALL_MAX;
 }
 
 static inline __attribute__((always_inline)) long sys_of(const struct kp_rw_frame *f)
@@ -477,6 +479,11 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 	case SYS_wait4:
 	case SYS_waitid:
 		r = wait_call(f);
+		break;
+	case SYS_prctl:
+		r = timed(f, (unsigned)nr);
+		if (r == 0 && a[0] == PR_SET_NAME)
+			kp_thread_named((const char *)(uintptr_t)a[1]);
 		break;
 	case SYS_rt_sigaction:
 	case SYS_rt_sigprocmask:

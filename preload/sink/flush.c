@@ -65,6 +65,7 @@ static void write_header(struct kp_writer *w)
 		.origin = kp_proc.origin,
 		.parent_stream = kp_proc.parent_stream,
 		.exe = kp_proc.exe,
+		.comm = kp_proc.comm[0] ? kp_proc.comm : NULL,
 		.argv = kp_proc.argv,
 		.argc = kp_proc.argc,
 		.host = kp_proc.host,
@@ -139,7 +140,11 @@ static void write_thread(struct kp_writer *w, struct kp_thread *t, bool exited,
 	}
 	struct kp_rec_common c = common();
 	uint64_t tid = t->tid ? t->tid : kp_proc.pid;
-	kp_rec_aggregate_begin(w, &c, t->serial, tid, exited, final, n);
+	/* a copy: the thread may rename itself meanwhile */
+	char name[sizeof(t->name)];
+	memcpy(name, t->name, sizeof(name));
+	name[sizeof(name) - 1] = 0;
+	kp_rec_aggregate_begin(w, &c, t->serial, tid, name[0] ? name : NULL, exited, final, n);
 	for (unsigned i = 0; i < n; i++)
 		put_slot(w, &t->slots[used[i]], counts[i], false);
 }
@@ -164,7 +169,7 @@ static void write_global(struct kp_writer *w, bool final)
 	if (!n)
 		return;
 	struct kp_rec_common c = common();
-	kp_rec_aggregate_begin(w, &c, 0, 0, false, final, n);
+	kp_rec_aggregate_begin(w, &c, 0, 0, NULL, false, final, n);
 	for (unsigned i = 0; i < n; i++) {
 		kp_global_slots[used[i]].nr = used[i];
 		put_slot(w, &kp_global_slots[used[i]], counts[i], true);

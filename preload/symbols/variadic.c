@@ -116,7 +116,10 @@ KP_EXPORT int prctl(int option, ...)
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_prctl, option, KP_CALLER()))
 		return KP_PASS(int, kp_real.prctl(option, a2, a3, a4, a5));
-	return (int)kp_finish_int(&c, kp_real.prctl(option, a2, a3, a4, a5));
+	int r = (int)kp_finish_int(&c, kp_real.prctl(option, a2, a3, a4, a5));
+	if (r == 0 && option == PR_SET_NAME)
+		kp_thread_named((const char *)a2);
+	return r;
 }
 
 KP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
