@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "listen.h"
+#include "live_view.h"
 #include "views.h"
 #include "record_reader.h"
 
@@ -48,6 +49,7 @@ struct listener {
 	uint64_t accepted;
 	size_t printed_damage;
 	uint64_t start_ns;
+	struct ka_live_view *view;
 };
 
 static uint64_t now_ns(void)
@@ -237,25 +239,16 @@ static int read_connection(struct listener *l, struct connection *c)
 	}
 }
 
-static void snapshot(struct listener *l, bool tty)
+static void snapshot(struct listener *l, bool tty, bool measure)
 {
-	const struct ka_report_opts *r = l->o->report;
-	struct ka_report_opts opts = *r;
-	opts.live = true;
-	if (tty && !opts.top) {
-		struct winsize ws;
-		opts.top = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 14 ?
-				   ws.ws_row - 12 : 20;
-	}
 	ka_model_sort_streams(l->m);
 	ka_model_count_aside(l->m);
 	double secs = (double)(now_ns() - l->start_ns) / 1e9;
-	if (tty)
-		fputs("\033[H\033[2J", stdout);
-	printf("--- kanalyze --listen %s: %.1f s, %zu producer(s) connected, "
-	       "%" PRIu64 " so far ---\n", l->o->address, secs, l->n_conns, l->accepted);
-	ka_report_table(stdout, l->m, &opts);
-	fflush(stdout);
+	char title[512];
+	snprintf(title, sizeof(title), "--- kanalyze --listen %s: %.1f s, %zu producer(s) "
+		 "connected, %" PRIu64 " so far ---", l->o->address, secs, l->n_conns,
+		 l->accepted);
+	ka_live_view_print(l->view, stdout, l->m, l->o->report, title, tty, measure);
 }
 
 int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
@@ -275,7 +268,7 @@ int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 	l.conns = calloc(MAX_CONNECTIONS, sizeof(*l.conns));
 	if (!l.conns)
 		return -ENOMEM;
-	struct pollfd *pfd = calloc(MAX_CONNECTIONS + 2, sizeof(*pfd));
+	struct pollfd *pfd = calloc(MAX_CONNECTIONS + 3, sizeof(*pfd));
 	if (!pfd) {
 		err = -ENOMEM;
 		goto out_conns;
@@ -300,6 +293,12 @@ int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 
 	bool tty = o->report->format == KA_FORMAT_TABLE && isatty(STDOUT_FILENO);
 	bool snapshots = o->refresh_ms && o->report->format == KA_FORMAT_TABLE;
+	l.view = ka_live_view_new(tty && snapshots);
+	if (!l.view) {
+		err = -ENOMEM;
+		goto out_socket;
+	}
+	int key_fd = ka_live_view_key_fd(l.view);
 	uint64_t next_snapshot = now_ns() + o->refresh_ms * 1000000ull;
 	uint64_t last_close = 0;
 	for (;;) {
@@ -308,7 +307,7 @@ int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 		    now >= last_close + o->linger_ms * 1000000ull)
 			break;
 		if (snapshots && now >= next_snapshot && l.accepted) {
-			snapshot(&l, tty);
+			snapshot(&l, tty, true);
 			next_snapshot = now + o->refresh_ms * 1000000ull;
 		}
 		int64_t wait_ms = -1;
@@ -324,7 +323,9 @@ int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 		for (size_t i = 0; i < l.n_conns; i++)
 			pfd[i + 2] = (struct pollfd){ .fd = l.conns[i].fd, .events = POLLIN };
 		size_t polled = l.n_conns;
-		int n = poll(pfd, polled + 2, (int)(wait_ms > 60000 ? 60000 : wait_ms));
+		/* last: a key changes the order of the next drawing at once */
+		pfd[polled + 2] = (struct pollfd){ .fd = key_fd, .events = POLLIN };
+		int n = poll(pfd, polled + 3, (int)(wait_ms > 60000 ? 60000 : wait_ms));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -355,6 +356,8 @@ int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 		}
 		if (pfd[0].revents && (err = accept_one(&l, lfd)))
 			break;
+		if (pfd[polled + 2].revents && ka_live_view_keys(l.view) && l.accepted)
+			snapshot(&l, tty, false);
 		print_damage(&l);
 	}
 done:
@@ -365,6 +368,8 @@ done:
 	}
 	print_damage(&l);
 	*connections = l.accepted;
+out_socket:
+	ka_live_view_free(l.view);
 	close(lfd);
 	unlink(path);
 	if (err)

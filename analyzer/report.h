@@ -27,6 +27,10 @@ struct ka_report_opts {
 	bool percentiles;
 	bool live; /* a --listen snapshot: streams without exit are running */
 	bool flame_by_calls; /* --flame-weight=calls */
+	/* the live view: calls and ms per second since its last snapshot,
+	 * by syscall nr (n_rates of them; NULL: no rate columns) */
+	const double *rate_calls, *rate_ms;
+	size_t n_rates;
 };
 
 int ka_report_table(FILE *out, const struct ka_model *m,

@@ -15,7 +15,7 @@
 #include "report.h"
 #include "views.h"
 
-#define MAX_COLS 12
+#define MAX_COLS 14
 #define CELL 72
 
 struct line {
@@ -36,6 +36,12 @@ static int columns(const struct ka_report_opts *o, bool off_cpu, const char **ti
 			titles[n] = "OffCPU(ms)";
 			widths[n++] = 12;
 		}
+		if (b == 1 && o->rate_calls) { /* the live view's rates */
+			titles[n] = "Calls/s";
+			widths[n++] = 10;
+			titles[n] = "ms/s";
+			widths[n++] = 9;
+		}
 	}
 	if (o->errors) {
 		titles[n] = "Errors";
@@ -52,8 +58,22 @@ static int columns(const struct ka_report_opts *o, bool off_cpu, const char **ti
 	return n;
 }
 
-static void fill(struct line *l, const struct ka_row *r, bool total, bool off_cpu,
-		 const struct ka_report_opts *o)
+/* The live view's rates of r (total: of every row of p). */
+static void rates(const struct ka_row *r, const struct ka_profile *p, bool total,
+		  const struct ka_report_opts *o, double *calls, double *ms)
+{
+	*calls = *ms = 0;
+	for (size_t i = 0; i < (total ? p->n_rows : 1); i++) {
+		uint64_t nr = total ? p->rows[i].nr : r->nr;
+		if (nr < o->n_rates) {
+			*calls += o->rate_calls[nr];
+			*ms += o->rate_ms[nr];
+		}
+	}
+}
+
+static void fill(struct line *l, const struct ka_row *r, const struct ka_profile *p,
+		 bool total, bool off_cpu, const struct ka_report_opts *o)
 {
 	int c = 0;
 	if (total)
@@ -61,6 +81,12 @@ static void fill(struct line *l, const struct ka_row *r, bool total, bool off_cp
 	else
 		snprintf(l->cell[c++], CELL, "%s (%" PRIu64 ")", r->name, r->nr);
 	snprintf(l->cell[c++], CELL, "%" PRIu64, r->count);
+	if (o->rate_calls) {
+		double calls, ms;
+		rates(r, p, total, o, &calls, &ms);
+		snprintf(l->cell[c++], CELL, "%.0f", calls);
+		snprintf(l->cell[c++], CELL, "%.2f", ms);
+	}
 	ka_format_duration(l->cell[c++], CELL, (double)r->time_ns / 1e6, 2);
 	if (off_cpu)
 		ka_format_duration(l->cell[c++], CELL, (double)r->off_cpu_ns / 1e6, 2);
@@ -118,8 +144,8 @@ static int print_profile(FILE *out, const struct ka_profile *p,
 	for (int c = 0; c < ncols; c++)
 		snprintf(lines[0].cell[c], CELL, "%s", titles[c]);
 	for (size_t i = 0; i < nrows; i++)
-		fill(&lines[i + 1], &p->rows[i], false, off_cpu, o);
-	fill(&lines[nrows + 1], &p->total, true, off_cpu, o);
+		fill(&lines[i + 1], &p->rows[i], p, false, off_cpu, o);
+	fill(&lines[nrows + 1], &p->total, p, true, off_cpu, o);
 	for (size_t i = 0; i < nrows + 2; i++)
 		for (int c = 0; c < ncols; c++) {
 			size_t len = strlen(lines[i].cell[c]) + 1;
