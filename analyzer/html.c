@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "html.h"
 #include "syscalls.h"
 #include "views.h"
 
@@ -21,7 +22,7 @@
 #define SITES_MAX 20
 #define SERIES_POINTS 60
 
-static void esc(FILE *out, const char *s)
+void ka_html_esc(FILE *out, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
@@ -38,16 +39,31 @@ static const char *const palette[] = { "#4e79a7", "#f28e2b", "#e15759", "#76b7b2
 				       "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
 				       "#9c755f", "#bab0ac" };
 
-/* Horizontal bars: label, value, text. */
+unsigned ka_html_text_px(const char *s)
+{
+	return (unsigned)((double)strlen(s) * KA_HTML_CHAR_PX) + 1;
+}
+
+#define esc ka_html_esc
+#define text_px ka_html_text_px
+
+/* Horizontal bars: label, value, text. The margins are as wide as the
+ * longest label and text, so that none is cut at either side. */
 static void bar_chart(FILE *out, const char *id, const char *title, size_t n,
 		      const char *const *labels, const double *values,
 		      const char *const *texts)
 {
 	double max = 0;
-	for (size_t i = 0; i < n; i++)
+	unsigned left = 60, right = 60;
+	for (size_t i = 0; i < n; i++) {
 		if (values[i] > max)
 			max = values[i];
-	unsigned h = 24 * (unsigned)n + 30, w = 760, left = 200, right = 140;
+		if (text_px(labels[i]) + 12 > left)
+			left = text_px(labels[i]) + 12;
+		if (text_px(texts[i]) + 12 > right)
+			right = text_px(texts[i]) + 12;
+	}
+	unsigned h = 24 * (unsigned)n + 30, w = left + 420 + right;
 	fprintf(out, "<h2>%s</h2>\n<svg class=\"chart\" id=\"%s\" width=\"%u\" height=\"%u\" "
 		"viewBox=\"0 0 %u %u\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">\n",
 		title, id, w, h, w, h);
@@ -138,17 +154,22 @@ static int series_chart(FILE *out, const struct ka_model *m, uint64_t interval_m
 	fprintf(out, "<h2>Time series</h2>\n<p>Per interval of %.1f ms, from the periodic "
 		"cumulative aggregates (their period bounds the resolution).</p>\n",
 		(double)interval_ns / 1e6);
-	unsigned w = 760, h = 220, left = 60, bottom = 30;
 	double max = 0;
 	for (size_t i = 0; i < n; i++)
 		if ((double)p[i].time_ns > max)
 			max = (double)p[i].time_ns;
+	/* the axis label fits left of the axis, whatever its digits */
+	char max_label[48];
+	snprintf(max_label, sizeof(max_label), "%.2f ms", max / 1e6);
+	unsigned w = 760, h = 250, left = text_px(max_label) + 10, bottom = 60;
+	if (left < 40)
+		left = 40;
 	fprintf(out, "<svg class=\"chart\" id=\"time-series\" width=\"%u\" height=\"%u\" "
 		"viewBox=\"0 0 %u %u\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">\n"
 		"<line x1=\"%u\" y1=\"%u\" x2=\"%u\" y2=\"%u\" stroke=\"#888\"/>\n"
-		"<text x=\"%u\" y=\"14\" text-anchor=\"end\">%.2f ms</text>\n"
+		"<text x=\"%u\" y=\"14\" text-anchor=\"end\">%s</text>\n"
 		"<text x=\"%u\" y=\"%u\" text-anchor=\"end\">0</text>\n",
-		w, h, w, h, left, h - bottom, w - 10, h - bottom, left - 4, max / 1e6,
+		w, h, w, h, left, h - bottom, w - 10, h - bottom, left - 4, max_label,
 		left - 4, h - bottom);
 	double bw = n ? (double)(w - left - 10) / (double)n : 0;
 	const char *arch = ka_model_arch(m);
@@ -163,9 +184,15 @@ static int series_chart(FILE *out, const struct ka_model *m, uint64_t interval_m
 			(double)p[i].end_ns / 1e6, p[i].count, (double)p[i].time_ns / 1e6,
 			p[i].retries, p[i].errors, top ? "; most time: " : "", top ? top : "");
 	}
+	unsigned axis = h - bottom + 16, legend = h - 10;
 	fprintf(out, "<text x=\"%u\" y=\"%u\">0 ms</text><text x=\"%u\" y=\"%u\" "
-		"text-anchor=\"end\">%.1f ms</text>\n</svg>\n", left, h - 8, w - 10, h - 8,
-		n ? (double)p[n - 1].end_ns / 1e6 : 0.0);
+		"text-anchor=\"end\">%.1f ms</text>\n"
+		"<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"12\" fill=\"#4e79a7\"/>"
+		"<text x=\"%u\" y=\"%u\">time in syscalls per interval</text>"
+		"<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"12\" fill=\"#e15759\"/>"
+		"<text x=\"%u\" y=\"%u\">an interval with EAGAIN retries</text>\n</svg>\n",
+		left, axis, w - 10, axis, n ? (double)p[n - 1].end_ns / 1e6 : 0.0,
+		left, legend - 10, left + 16, legend, left + 260, legend - 10, left + 276, legend);
 	if (!n)
 		fputs("<p>No aggregate records.</p>\n", out);
 	free(p);
@@ -333,11 +360,13 @@ int ka_write_html(FILE *out, const struct ka_model *m,
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	      "<title>kprof syscall report</title>\n<style>\n"
 	      "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}\n"
-	      "table{border-collapse:collapse;margin:1em 0}td,th{padding:2px 8px;"
+	      "table{border-collapse:collapse;margin:1em 0;display:block;overflow-x:auto;"
+	      "max-width:100%}td,th{padding:2px 8px;"
 	      "border-bottom:1px solid #ddd;text-align:right}td:first-child,"
 	      "th:first-child{text-align:left}tr.total{font-weight:bold}\n"
-	      "svg.chart{display:block;margin:1em 0;font-size:12px}\n"
-	      "pre{background:#f6f6f6;padding:1em}\n</style>\n"
+	      "svg.chart{display:block;margin:1em 0;font-size:12px;max-width:100%;height:auto}\n"
+	      "pre{background:#f6f6f6;padding:1em;white-space:pre-wrap;overflow-wrap:anywhere}\n"
+	      "p{overflow-wrap:anywhere}\n</style>\n"
 	      "<script>window.kprofErrors=[];window.addEventListener('error',function(e){"
 	      "window.kprofErrors.push(String(e.message));var d=document.getElementById("
 	      "'errors');if(d)d.textContent=window.kprofErrors.join('\\n');});</script>\n"
@@ -363,7 +392,8 @@ int ka_write_html(FILE *out, const struct ka_model *m,
 	profile_section(out, &p);
 	if ((err = time_chart(out, &p)) || (err = series_chart(out, m, interval_ms)) ||
 	    (err = thread_chart(out, m)) || (err = kind_section(out, m, &by_time)) ||
-	    (err = sites_section(out, m)) || (err = flame_section(out, m, o)))
+	    (err = sites_section(out, m)) || (err = flame_section(out, m, o)) ||
+	    (err = ka_html_processes(out, m)) || (err = ka_html_timeline(out, m)))
 		goto out;
 	fputs("<h2>End state</h2>\n<pre>", out);
 	char *text = NULL;
