@@ -25,6 +25,7 @@
 
 #include "listen.h"
 #include "live_view.h"
+#include "metrics.h"
 #include "views.h"
 #include "record_reader.h"
 
@@ -268,7 +269,7 @@ int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 	l.conns = calloc(MAX_CONNECTIONS, sizeof(*l.conns));
 	if (!l.conns)
 		return -ENOMEM;
-	struct pollfd *pfd = calloc(MAX_CONNECTIONS + 3, sizeof(*pfd));
+	struct pollfd *pfd = calloc(MAX_CONNECTIONS + 4, sizeof(*pfd));
 	if (!pfd) {
 		err = -ENOMEM;
 		goto out_conns;
@@ -290,6 +291,18 @@ int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 	}
 	fprintf(stderr, "kanalyze: listening on unix:%s (Ctrl-C ends and prints "
 		"the profile)\n", path);
+	int mfd = -1;
+	if (o->metrics) {
+		char bound[80];
+		mfd = ka_metrics_open(o->metrics, bound, sizeof(bound));
+		if (mfd < 0) {
+			err = mfd;
+			close(lfd);
+			unlink(path);
+			goto out_signal;
+		}
+		fprintf(stderr, "kanalyze: metrics on http://%s/metrics\n", bound);
+	}
 
 	bool tty = o->report->format == KA_FORMAT_TABLE && isatty(STDOUT_FILENO);
 	bool snapshots = o->refresh_ms && o->report->format == KA_FORMAT_TABLE;
@@ -303,7 +316,7 @@ int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 	uint64_t last_close = 0;
 	for (;;) {
 		uint64_t now = now_ns();
-		if (l.accepted && !l.n_conns &&
+		if (l.accepted && !l.n_conns && mfd < 0 &&
 		    now >= last_close + o->linger_ms * 1000000ull)
 			break;
 		if (snapshots && now >= next_snapshot && l.accepted) {
@@ -313,7 +326,7 @@ int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 		int64_t wait_ms = -1;
 		if (snapshots)
 			wait_ms = next_snapshot > now ? (int64_t)((next_snapshot - now) / 1000000) + 1 : 0;
-		if (l.accepted && !l.n_conns) {
+		if (l.accepted && !l.n_conns && mfd < 0) {
 			int64_t w = (int64_t)((last_close + o->linger_ms * 1000000ull - now) / 1000000) + 1;
 			if (wait_ms < 0 || w < wait_ms)
 				wait_ms = w;
@@ -325,7 +338,8 @@ int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 		size_t polled = l.n_conns;
 		/* last: a key changes the order of the next drawing at once */
 		pfd[polled + 2] = (struct pollfd){ .fd = key_fd, .events = POLLIN };
-		int n = poll(pfd, polled + 3, (int)(wait_ms > 60000 ? 60000 : wait_ms));
+		pfd[polled + 3] = (struct pollfd){ .fd = mfd, .events = POLLIN };
+		int n = poll(pfd, polled + 4, (int)(wait_ms > 60000 ? 60000 : wait_ms));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -358,6 +372,8 @@ int ka_listen(struct ka_model *m, const struct ka_listen_opts *o,
 			break;
 		if (pfd[polled + 2].revents && ka_live_view_keys(l.view) && l.accepted)
 			snapshot(&l, tty, false);
+		if (pfd[polled + 3].revents)
+			ka_metrics_serve(mfd, l.m, (unsigned)l.n_conns);
 		print_damage(&l);
 	}
 done:
@@ -370,6 +386,8 @@ done:
 	*connections = l.accepted;
 out_socket:
 	ka_live_view_free(l.view);
+	if (mfd >= 0)
+		close(mfd);
 	close(lfd);
 	unlink(path);
 	if (err)

@@ -19,6 +19,9 @@ struct ka_listen_opts {
 	const char *save_dir;  /* also write each connection's bytes here */
 	uint64_t refresh_ms;   /* snapshot period; 0 = no snapshots */
 	uint64_t linger_ms;    /* after the last producer closed, wait this long */
+	/* HOST:PORT of a Prometheus target (metrics.c); NULL: none. With it
+	 * the listener runs until SIGINT/SIGTERM, producers or not. */
+	const char *metrics;
 	const struct ka_report_opts *report;
 };
 

@@ -102,6 +102,10 @@ static const char usage_text[] =
 "                        e n sort; or plain on a pipe), and the final\n"
 "                        profile when every producer\n"
 "                        closed (and none came for --linger) or on Ctrl-C\n"
+"      --metrics=HOST:PORT  with --listen: serve the merged profile to\n"
+"                        Prometheus at http://HOST:PORT/metrics (per process\n"
+"                        name and syscall: calls, errors, retries, a latency\n"
+"                        histogram), and run until Ctrl-C or SIGTERM\n"
 "      --save=DIR        with --listen: also write each connection to DIR as\n"
 "                        a trace file\n"
 "      --refresh=MS      with --listen: snapshot period (default 1000, 0 = none)\n"
@@ -388,7 +392,7 @@ static int pair_status(const struct ka_inputs *a, const struct ka_inputs *b, con
 #define MAX_ASSERTS 32
 
 enum {
-	OPT_LISTEN = 1000, OPT_SAVE, OPT_REFRESH, OPT_LINGER, OPT_DIFF,
+	OPT_LISTEN = 1000, OPT_SAVE, OPT_REFRESH, OPT_LINGER, OPT_METRICS, OPT_DIFF,
 	OPT_TIMELINE, OPT_SITES, OPT_FOLDED, OPT_INTERVAL, OPT_HTML, OPT_PPROF, OPT_FLAME, OPT_FLAME_WEIGHT, OPT_STRICT,
 	OPT_ASSERT, OPT_PID, OPT_MIN_DURATION, OPT_FAILED, OPT_SUCCEEDED,
 	OPT_BLOCKING, OPT_AFTER_START, OPT_DEBUG_DIR, OPT_PERF_MAP_DIR, OPT_EXCLUDE_WAITS,
@@ -398,7 +402,7 @@ struct cli {
 	struct ka_report_opts opts;
 	bool coverage, diff, sites, folded, strict, blocking, by_errno, after_start;
 	bool exclude_waits;
-	const char *listen, *save, *timeline, *html, *pprof, *flame;
+	const char *listen, *save, *timeline, *html, *pprof, *flame, *metrics;
 	uint64_t refresh_ms, linger_ms, interval_ms;
 	const char *asserts[MAX_ASSERTS];
 	size_t n_asserts;
@@ -463,6 +467,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 		{ "save", required_argument, NULL, OPT_SAVE },
 		{ "refresh", required_argument, NULL, OPT_REFRESH },
 		{ "linger", required_argument, NULL, OPT_LINGER },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "diff", no_argument, NULL, OPT_DIFF },
 		{ "timeline", required_argument, NULL, OPT_TIMELINE },
 		{ "sites", no_argument, NULL, OPT_SITES },
@@ -552,6 +557,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			if (parse_u64("--refresh", optarg, &cli->refresh_ms))
 				return EXIT_USAGE;
 			break;
+		case OPT_METRICS: cli->metrics = optarg; break;
 		case OPT_LINGER:
 			if (parse_u64("--linger", optarg, &cli->linger_ms))
 				return EXIT_USAGE;
@@ -625,6 +631,10 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 	}
 	if (cli->filter.failed && cli->filter.succeeded) {
 		usage_error("%s", "--failed and --succeeded exclude each other");
+		return EXIT_USAGE;
+	}
+	if (cli->metrics && !cli->listen) {
+		usage_error("%s", "--metrics serves what --listen merges: give --listen too");
 		return EXIT_USAGE;
 	}
 	/* after every -e: the waits go whatever they named */
@@ -931,6 +941,7 @@ int main(int argc, char **argv)
 		struct ka_listen_opts lo = { .address = cli.listen, .save_dir = cli.save,
 					     .refresh_ms = cli.refresh_ms,
 					     .linger_ms = cli.linger_ms,
+					     .metrics = cli.metrics,
 					     .report = &cli.opts };
 		uint64_t connections = 0;
 		if (ka_listen(&run.model, &lo, &connections))

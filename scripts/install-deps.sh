@@ -13,10 +13,11 @@ apps="erlang-base erlang-dev mariadb-server mariadb-client php-cli php-mysql php
 # The torture suite (tests/torture/, make torture) runs Debian's Python
 # regression tests and these programs plain and under the shim.
 torture="python3.11 libpython3.11-testsuite git perl tar sqlite3 curl dash bsdutils util-linux procps xz-utils gzip"
+fleet="prometheus"
 # An allocator that calls hooked functions while it initializes, holding
 # its lock (tests/t_shim_jemalloc.sh).
 allocators="libjemalloc2"
-test="$demo jq bc strace linux-perf bpftrace golang-go chromium libclang-rt-14-dev $apps $torture $allocators"
+test="$demo jq bc strace linux-perf bpftrace golang-go chromium libclang-rt-14-dev $apps $torture $allocators $fleet"
 case ${1:-demo} in
 demo) want=$demo ;;
 test) want=$test ;;
