@@ -27,6 +27,10 @@ const volatile bool cfg_per_thread = false; /* aggregate per tid */
 const volatile bool cfg_events = false;	    /* per-call events */
 const volatile bool cfg_stacks = false;	    /* user stacks per call */
 const volatile bool cfg_find_vma = false;   /* bpf_find_vma (5.17) is there */
+/* --comm: a process whose exec names it one of these is traced from then
+ * on (cfg_n_comms of them; 0: none) */
+const volatile __u32 cfg_n_comms = 0;
+const volatile char cfg_comms[KBPF_COMMS_MAX][KBPF_COMM_LEN];
 const volatile __u64 cfg_events_wakeup_bytes = 65536;
 /* Bit nr: syscall nr's first argument is a descriptor (kp_syscall_fd_arg). */
 const volatile __u64 cfg_fd_arg[KBPF_SYSCALL_MAX / 64];
@@ -645,11 +649,42 @@ static __always_inline void on_fork(struct task_struct *parent,
 	bpf_ringbuf_submit(n, 0);
 }
 
+/* Whether the task's (new) comm is one of --comm's names. */
+static __always_inline bool comm_wanted(struct task_struct *task)
+{
+	char comm[KBPF_COMM_LEN];
+	if (bpf_probe_read_kernel_str(comm, sizeof(comm), task->comm) <= 0)
+		return false;
+	for (__u32 i = 0; i < KBPF_COMMS_MAX; i++) {
+		if (i >= cfg_n_comms)
+			return false;
+		bool same = true;
+		for (int k = 0; k < KBPF_COMM_LEN; k++) {
+			if (comm[k] != cfg_comms[i][k]) {
+				same = false;
+				break;
+			}
+			if (!comm[k])
+				break;
+		}
+		if (same)
+			return true;
+	}
+	return false;
+}
+
 static __always_inline void on_exec(struct task_struct *task,
 				    struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 	struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
+	if (!p && cfg_n_comms && comm_wanted(task)) {
+		/* a process of a traced name: from this exec on, as the
+		 * first image of a tree (user space's "start") */
+		struct kbpf_proc np = { .image = 0, .flags = KBPF_PROC_BEFORE_START };
+		bpf_map_update_elem(&traced, &tgid, &np, BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&traced, &tgid);
+	}
 	if (!p)
 		return;
 	__u32 old_image = p->image;

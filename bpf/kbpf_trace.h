@@ -123,6 +123,10 @@ struct kbpf_stack_sample {
  * frame, or .eh_frame says nothing usable). */
 #define KBPF_NO_SLOT (-1)
 
+/* --comm: at most this many names, each as the kernel keeps comm. */
+#define KBPF_COMMS_MAX 8
+#define KBPF_COMM_LEN 16
+
 /* Per-CPU errno breakdown: failed calls by errno (EAGAIN included). */
 struct kbpf_errno_key {
 	struct kbpf_agg_key agg;

@@ -87,6 +87,8 @@ static int try_start(struct tracer *t, const struct options *o, bool tp_btf,
 	t->skel->rodata->cfg_per_thread = o->per_thread;
 	t->skel->rodata->cfg_events = o->events;
 	t->skel->rodata->cfg_stacks = o->stacks;
+	t->skel->rodata->cfg_n_comms = o->n_comms;
+	memcpy((void *)t->skel->rodata->cfg_comms, o->comms, sizeof(o->comms));
 	if (!o->stacks) {
 		bpf_map__set_max_entries(t->skel->maps.stack_traces, 1);
 		bpf_map__set_max_entries(t->skel->maps.stack_aggs, 1);

@@ -4,6 +4,7 @@
  * the poll loop that turns kernel data into records until the processes
  * are gone, the duration is over or a signal asks to stop.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -37,6 +38,7 @@ static pid_t start_child;	/* the `--` child */
 static const char usage_text[] =
 "Usage: " TOOL " [OPTION]... -p PID[,PID...]\n"
 "       " TOOL " [OPTION]... -- CMD [ARG]...\n"
+"       " TOOL " [OPTION]... --comm=NAME[,NAME...] [--metrics=HOST:PORT]\n"
 "Trace every syscall of processes from the kernel side (BPF on the raw\n"
 "syscall tracepoints) and write kprof records (docs/FORMAT.md) that\n"
 "kanalyze reads: per syscall count, time, EAGAIN retries, errors by errno,\n"
@@ -46,6 +48,13 @@ static const char usage_text[] =
 "calls made inside libc.\n"
 "\n"
 "  -p, --pid=PID[,PID...]   attach to running processes (all their threads)\n"
+"      --comm=NAME[,NAME...] trace every process of these names (comm, at most\n"
+"                           8 of 15 characters), those running and those that\n"
+"                           exec later, with their children, until SIGINT,\n"
+"                           SIGTERM or --duration: an exporter's daemon mode\n"
+"      --metrics=HOST:PORT  serve the streams to Prometheus at\n"
+"                           http://HOST:PORT/metrics through a kanalyze --listen\n"
+"                           --metrics of its own (kanalyze --help: the metrics)\n"
 "  -f, --follow             with -p: also trace children (fork, clone, exec);\n"
 "                           always on with -- CMD\n"
 "  -t, --per-thread         aggregate per thread instead of per process\n"
@@ -153,10 +162,135 @@ static int parse_pids(struct options *o, const char *arg)
 	return err;
 }
 
+/* --comm: the running processes of those names join o->pids. */
+static int pids_of_comms(struct options *o)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return -errno;
+	struct dirent *e;
+	pid_t self = getpid();
+	while ((e = readdir(d))) {
+		char *end, path[64], comm[KBPF_COMM_LEN + 2];
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		bool got = fgets(comm, sizeof(comm), f) != NULL;
+		fclose(f);
+		if (!got)
+			continue;
+		comm[strcspn(comm, "\n")] = 0;
+		for (unsigned i = 0; i < o->n_comms; i++)
+			if (!strcmp(comm, o->comms[i])) {
+				char pidtext[24];
+				snprintf(pidtext, sizeof(pidtext), "%ld", pid);
+				if (parse_pids(o, pidtext)) {
+					closedir(d);
+					return -ENOMEM;
+				}
+				break;
+			}
+	}
+	closedir(d);
+	info(1, "--comm: %u running processes of those names\n", o->n_pids);
+	return 0;
+}
+
+/*
+ * --metrics: a kanalyze beside us (the one next to this program, else
+ * the one on PATH) listening on a socket of ours and serving Prometheus;
+ * the streams go to it. It ends with us (SIGTERM), printing its profile.
+ */
+static pid_t exporter;
+static char exporter_sock[108];
+static void stop_exporter(void);
+
+static int start_exporter(struct options *o)
+{
+	char self[PATH_MAX], kanalyze[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = 0;
+	char *slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(kanalyze, sizeof(kanalyze), "%s/kanalyze", self);
+	bool beside = slash && access(kanalyze, X_OK) == 0;
+	snprintf(exporter_sock, sizeof(exporter_sock), "/tmp/kbpf-trace-metrics.%d.sock",
+		 (int)getpid());
+	char listen[160], metrics[160];
+	snprintf(listen, sizeof(listen), "--listen=unix:%s", exporter_sock);
+	snprintf(metrics, sizeof(metrics), "--metrics=%s", o->metrics);
+	char *argv[] = { "kanalyze", listen, metrics, "--refresh=0", NULL };
+	exporter = fork();
+	if (exporter < 0)
+		return -errno;
+	if (exporter == 0) {
+		/* a terminal's ^C is ours: the exporter ends after our last record */
+		setpgid(0, 0);
+		if (beside)
+			execv(kanalyze, argv);
+		else
+			execvp("kanalyze", argv);
+		fprintf(stderr, TOOL ": --metrics: cannot run kanalyze: %s\n", strerror(errno));
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) {
+		struct stat st;
+		if (stat(exporter_sock, &st) == 0 && S_ISSOCK(st.st_mode)) {
+			static char out[128];
+			snprintf(out, sizeof(out), "unix:%s", exporter_sock);
+			o->out_path = out;
+			return 0;
+		}
+		int status;
+		if (waitpid(exporter, &status, WNOHANG) == exporter) {
+			exporter = 0;
+			fprintf(stderr, TOOL ": --metrics: the exporter (kanalyze) ended at start\n");
+			return -ECHILD;
+		}
+		struct timespec ts = { 0, 25000000 };
+		nanosleep(&ts, NULL);
+	}
+	fprintf(stderr, TOOL ": --metrics: the exporter (kanalyze) did not start\n");
+	stop_exporter();
+	return -ETIMEDOUT;
+}
+
+static void stop_exporter(void)
+{
+	if (exporter <= 0)
+		return;
+	kill(exporter, SIGTERM);
+	while (waitpid(exporter, NULL, 0) < 0 && errno == EINTR)
+		;
+	exporter = 0;
+}
+
+static int parse_comms(struct options *o, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int err = 0;
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!*tok || strlen(tok) >= KBPF_COMM_LEN || o->n_comms == KBPF_COMMS_MAX) {
+			err = -EINVAL;
+			break;
+		}
+		strcpy(o->comms[o->n_comms++], tok);
+	}
+	free(copy);
+	return err;
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(struct options *o, int argc, char **argv)
 {
-	enum { OPT_RAW_TP = 256, OPT_EVENTS_BUFFER };
+	enum { OPT_RAW_TP = 256, OPT_EVENTS_BUFFER, OPT_COMM, OPT_METRICS };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "follow", no_argument, NULL, 'f' },
@@ -168,6 +302,8 @@ static int parse_options(struct options *o, int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "raw-tp", no_argument, NULL, OPT_RAW_TP },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -223,6 +359,14 @@ static int parse_options(struct options *o, int argc, char **argv)
 		case OPT_RAW_TP:
 			o->raw_tp = true;
 			break;
+		case OPT_COMM:
+			if (parse_comms(o, optarg))
+				return usage_error("invalid --comm '%s' (at most 8 names of at "
+						   "most 15 characters, comma separated)", optarg);
+			break;
+		case OPT_METRICS:
+			o->metrics = optarg;
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -239,11 +383,15 @@ static int parse_options(struct options *o, int argc, char **argv)
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];
-	if (!o->cmd && !o->n_pids)
-		return usage_error("nothing to trace: give -p PID or -- CMD%s", "");
+	if (!o->cmd && !o->n_pids && !o->n_comms)
+		return usage_error("nothing to trace: give -p PID, --comm=NAME or -- CMD%s", "");
 	if (o->cmd && o->n_pids)
 		return usage_error("-p and a command exclude each other%s", "");
-	if (o->cmd)
+	if (o->n_comms && (o->cmd || o->n_pids))
+		return usage_error("--comm traces by name alone: no -p, no command%s", "");
+	if (o->metrics && strcmp(o->out_path, "kprof-trace") != 0)
+		return usage_error("--metrics sends the streams to its exporter: no -o%s", "");
+	if (o->cmd || o->n_comms)
 		o->follow = true;
 	return -1;
 }
@@ -399,7 +547,8 @@ static int trace_loop(struct tracer *t, const struct options *o)
 			collect_check_liveness();
 			next_check = now + (check_every < 1000 ? check_every : 1000);
 		}
-		if (images_live() == 0 && !collect_start_pending())
+		/* --comm runs like a daemon: until a signal or --duration */
+		if (!o->n_comms && images_live() == 0 && !collect_start_pending())
 			break;
 	}
 	return 0;
@@ -444,6 +593,8 @@ int main(int argc, char **argv)
 	err = tracer_start(&t, &o);
 	if (err)
 		goto out_cmd;
+	if (o.metrics && (err = start_exporter(&o)))
+		goto out_tracer;
 	err = output_open(o.out_path);
 	if (err)
 		goto out_tracer;
@@ -489,7 +640,13 @@ int main(int argc, char **argv)
 		release_fd = -1;
 	} else {
 		collector_init(&t, &cc, 0);
+		/* --comm: the processes of those names that run already */
+		if (o.n_comms && (err = pids_of_comms(&o)))
+			goto out_images;
 		for (unsigned i = 0; i < o.n_pids; i++) {
+			/* --comm: one that ended since the scan is not an error */
+			if (o.n_comms && !proc_exists(o.pids[i]))
+				continue;
 			struct image *im = image_new((uint32_t)o.pids[i], 1);
 			if (!im) {
 				fprintf(stderr, TOOL ": out of memory\n");
@@ -553,6 +710,7 @@ out_output:
 out_tracer:
 	tracer_stop(&t);
 out_cmd:
+	stop_exporter();
 	free(cmd_path);
 out_options:
 	free(o.pids);

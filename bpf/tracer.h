@@ -36,6 +36,10 @@ struct options {
 	double duration_s;	/* 0: until the processes are gone or a signal */
 	unsigned events_buffer_kb;
 	const char *out_path;
+	/* --comm: trace every process of these names, until a signal */
+	char comms[KBPF_COMMS_MAX][KBPF_COMM_LEN];
+	unsigned n_comms;
+	const char *metrics;	/* --metrics=HOST:PORT: a kanalyze exporter */
 };
 
 /* ---- loader.c ---- */
