@@ -348,6 +348,21 @@ static int flame_section(FILE *out, const struct ka_model *m, const struct ka_re
 	return err;
 }
 
+/* What a text report of m writes, escaped for the page. */
+static void escaped(FILE *out, void (*write)(FILE *, const struct ka_model *, const char *),
+		    const struct ka_model *m)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem)
+		return;
+	write(mem, m, "");
+	if (fclose(mem) == 0)
+		esc(out, text);
+	free(text);
+}
+
 int ka_write_html(FILE *out, const struct ka_model *m,
 		  const struct ka_report_opts *o, uint64_t interval_ms)
 {
@@ -377,17 +392,9 @@ int ka_write_html(FILE *out, const struct ka_model *m,
 	esc(out, producer ? producer : "mixed");
 	fputs("</p>\n", out);
 	if (m->set_aside) {
-		char *text = NULL;
-		size_t len = 0;
-		FILE *mem = open_memstream(&text, &len);
-		if (mem) {
-			ka_report_aside(mem, m, "");
-			fclose(mem);
-			fputs("<p id=\"aside\">", out);
-			esc(out, text);
-			fputs("</p>\n", out);
-			free(text);
-		}
+		fputs("<p id=\"aside\">", out);
+		escaped(out, ka_report_aside, m);
+		fputs("</p>\n", out);
 	}
 	profile_section(out, &p);
 	if ((err = time_chart(out, &p)) || (err = series_chart(out, m, interval_ms)) ||
@@ -396,15 +403,7 @@ int ka_write_html(FILE *out, const struct ka_model *m,
 	    (err = ka_html_processes(out, m)) || (err = ka_html_timeline(out, m)))
 		goto out;
 	fputs("<h2>End state</h2>\n<pre>", out);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&text, &len);
-	if (mem) {
-		ka_report_footer(mem, m, "");
-		fclose(mem);
-		esc(out, text);
-		free(text);
-	}
+	escaped(out, ka_report_footer, m);
 	fputs("</pre>\n<script>document.body.setAttribute('data-rendered',"
 	      "String(document.querySelectorAll('svg.chart').length));</script>\n"
 	      "</body></html>\n", out);
