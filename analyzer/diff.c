@@ -260,13 +260,20 @@ int ka_report_diff(FILE *out, const struct ka_model *a, const struct ka_model *b
 		goto out;
 	}
 	bool md = o->format == KA_FORMAT_MARKDOWN;
+	/* the first column as wide as its longest label ("name (nr)") */
+	int wl = 18;
+	for (size_t i = 0; i < shown; i++) {
+		int len = snprintf(NULL, 0, "%s (%" PRIu64 ")", rows[i].name, rows[i].nr);
+		if (len > wl)
+			wl = len;
+	}
 	if (md)
 		fprintf(out, "| Syscall | Count A | Count B | Change | Time A (ms) | "
 			"Time B (ms) | Change | Avg A (us) | Avg B (us) | Change | Verdict |\n"
 			"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
 	else
-		fprintf(out, "=== Syscall Diff ===\nA: %s\nB: %s\n%-18s %9s %9s %8s %11s %11s %8s %10s %10s %8s  %s\n",
-			name_a, name_b, "Syscall", "Count A", "Count B", "Change",
+		fprintf(out, "=== Syscall Diff ===\nA: %s\nB: %s\n%-*s %9s %9s %8s %11s %11s %8s %10s %10s %8s  %s\n",
+			name_a, name_b, wl, "Syscall", "Count A", "Count B", "Change",
 			"Time A(ms)", "Time B(ms)", "Change", "Avg A(us)", "Avg B(us)",
 			"Change", "Verdict");
 	for (size_t i = 0; i <= shown; i++) {
@@ -294,9 +301,10 @@ int ka_report_diff(FILE *out, const struct ka_model *a, const struct ka_model *b
 				*r->why ? ": " : "", r->why);
 		} else {
 			if (i == shown)
-				fprintf(out, "%s\n", "------------------------------------------------------------------------------------------------------------------");
-			fprintf(out, "%-18s %9" PRIu64 " %9" PRIu64 " %8s %11.3f %11.3f %8s %10.3f %10.3f %8s  %s\n",
-				label, r->count[0], r->count[1], dc,
+				for (int k = 0; k < wl + 96; k++)
+					fputc(k == wl + 95 ? '\n' : '-', out);
+			fprintf(out, "%-*s %9" PRIu64 " %9" PRIu64 " %8s %11.3f %11.3f %8s %10.3f %10.3f %8s  %s\n",
+				wl, label, r->count[0], r->count[1], dc,
 				(double)r->time_ns[0] / 1e6, (double)r->time_ns[1] / 1e6,
 				dt, a0, a1, da, v);
 		}

@@ -15,6 +15,14 @@
 
 const char *ka_errno_name(uint64_t err, char *buf, size_t size)
 {
+	/* the kernel's restart codes, which kbpf-trace sees at sys_exit of a
+	 * call a signal interrupted: the program sees the call restarted
+	 * (and counted again) or EINTR, never these */
+	static const char *const restart[] = { "ERESTARTSYS", "ERESTARTNOINTR",
+					       "ERESTARTNOHAND", "ENOIOCTLCMD",
+					       "ERESTART_RESTARTBLOCK" };
+	if (err >= 512 && err <= 516)
+		return restart[err - 512];
 	const char *name = err && err <= KA_ERRNO_MAX ? strerrorname_np((int)err) :
 						     NULL;
 	if (name)
