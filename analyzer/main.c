@@ -684,6 +684,16 @@ static int write_to_file(const char *path, const char *what, const struct ka_mod
 		err = ka_write_html(f, m, &cli->opts, cli->interval_ms);
 	if (fclose(f) && !err)
 		err = -errno;
+	/* nothing to show: no file, as --timeline (an empty graph or profile
+	 * would look like a run without calls) */
+	if (!err && ((strcmp(what, "flame") == 0 && !frames) ||
+		     (strcmp(what, "pprof") == 0 && !samples))) {
+		fprintf(stderr, "kanalyze: --%s: no call passes the filters; %s not written\n",
+			what, path);
+		if (regular)
+			unlink(path);
+		return -ENODATA;
+	}
 	if (err) {
 		fprintf(stderr, "kanalyze: cannot write %s: %s\n", path, strerror(-err));
 		if (regular)

@@ -83,3 +83,9 @@ grep -q '<div id="errors"></div>' <<<"$dom" || fail "page errors"
 grep -q '<svg id="kprof-flame"[^>]*data-ready="[1-9]' <<<"$dom" || fail "no flame graph in the report"
 grep -q 'data-matched="[1-9]' <<<"$dom" || fail "search in the report"
 echo "ok: the report's flame graph runs in $("$CHROMIUM" --version 2>/dev/null | head -n 1)"
+# nothing passes the filters: no file, exit 1, as --timeline
+rc=0
+"$KANALYZE" --flame=none.svg -e mount shim 2> none.err || rc=$?
+expect_eq "no call passes: exit" 1 "$rc"
+[ ! -e none.svg ] || fail "an empty flame graph was written"
+expect_eq "no call passes: message" "kanalyze: --flame: no call passes the filters; none.svg not written" "$(cat none.err)"

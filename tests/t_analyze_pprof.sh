@@ -83,3 +83,9 @@ rc=0
 expect_eq "unwritable path: exit" 1 "$rc"
 expect_eq "unwritable path: message" \
 	"kanalyze: cannot create no/such/dir/p.pb.gz: No such file or directory" "$(cat bad.err)"
+# nothing passes the filters: no file, exit 1, as --timeline
+rc=0
+"$KANALYZE" --pprof=none.pb.gz -e mount shim 2> none.err || rc=$?
+expect_eq "no call passes: exit" 1 "$rc"
+[ ! -e none.pb.gz ] || fail "an empty profile was written"
+expect_eq "no call passes: message" "kanalyze: --pprof: no call passes the filters; none.pb.gz not written" "$(cat none.err)"
