@@ -87,19 +87,24 @@ static void bar_chart(FILE *out, const char *id, const char *title, size_t n,
 
 static void profile_section(FILE *out, const struct ka_profile *p)
 {
-	fputs("<h2>Syscall profile</h2>\n<table id=\"profile\"><thead><tr><th>Syscall</th>"
-	      "<th>Count</th><th>Time (ms)</th><th>Avg (us)</th><th>Retries</th>"
-	      "<th>Errors</th><th>p50 (us)</th><th>p90 (us)</th><th>p99 (us)</th>"
-	      "<th>Max (us)</th></tr></thead><tbody>\n", out);
+	bool off = p->total.has_off_cpu; /* kbpf-trace: time off CPU */
+	fprintf(out, "<h2>Syscall profile</h2>\n<table id=\"profile\"><thead><tr><th>Syscall</th>"
+		"<th>Count</th><th>Time (ms)</th>%s<th>Avg (us)</th><th>Retries</th>"
+		"<th>Errors</th><th>p50 (us)</th><th>p90 (us)</th><th>p99 (us)</th>"
+		"<th>Max (us)</th></tr></thead><tbody>\n", off ? "<th>Off CPU (ms)</th>" : "");
 	for (size_t i = 0; i <= p->n_rows; i++) {
 		const struct ka_row *r = i < p->n_rows ? &p->rows[i] : &p->total;
 		fprintf(out, "<tr%s><td>", i == p->n_rows ? " class=\"total\"" : "");
 		esc(out, r->name);
 		if (i < p->n_rows)
 			fprintf(out, " (%" PRIu64 ")", r->nr);
-		fprintf(out, "</td><td>%" PRIu64 "</td><td>%.3f</td><td>%.3f</td><td>%" PRIu64
+		fprintf(out, "</td><td>%" PRIu64 "</td><td>%.3f</td>", r->count,
+			(double)r->time_ns / 1e6);
+		if (off)
+			fprintf(out, "<td>%.3f</td>", (double)r->off_cpu_ns / 1e6);
+		fprintf(out, "<td>%.3f</td><td>%" PRIu64
 			"</td><td>%" PRIu64 "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
-			"<td>%.3f</td></tr>\n", r->count, (double)r->time_ns / 1e6,
+			"<td>%.3f</td></tr>\n",
 			r->count ? (double)r->time_ns / (double)r->count / 1e3 : 0.0,
 			r->retries, r->errors, (double)r->p50_ns / 1e3,
 			(double)r->p90_ns / 1e3, (double)r->p99_ns / 1e3,
@@ -151,9 +156,11 @@ static int series_chart(FILE *out, const struct ka_model *m, uint64_t interval_m
 	int err = ka_series_build(m, interval_ns, &p, &n);
 	if (err)
 		return err;
-	fprintf(out, "<h2>Time series</h2>\n<p>Per interval of %.1f ms, from the periodic "
-		"cumulative aggregates (their period bounds the resolution).</p>\n",
-		(double)interval_ns / 1e6);
+	fprintf(out, "<h2>Time series</h2>\n<p>Per interval of %.1f ms, from %zu periodic "
+		"cumulative aggregates: a call counts in the interval of the first "
+		"aggregate that holds it, so their period (KPROF_INTERVAL_MS, kbpf-trace "
+		"-i) bounds the resolution%s.</p>\n", (double)interval_ns / 1e6, m->n_history,
+		m->n_history < 4 ? "; these traces have too few for a series" : "");
 	double max = 0;
 	for (size_t i = 0; i < n; i++)
 		if ((double)p[i].time_ns > max)

@@ -32,19 +32,23 @@ static void csv_string(FILE *out, const char *s)
 /* name..errno of one row; unknown values (--by=kind) are empty. */
 static void print_row(FILE *out, const struct ka_row *r)
 {
+	/* off_cpu_ns: kbpf-trace's, empty when the trace does not say */
+	char off[24] = "";
+	if (r->has_off_cpu)
+		snprintf(off, sizeof(off), "%" PRIu64, r->off_cpu_ns);
 	if (r->no_latency) {
 		fprintf(out, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",,,%" PRIu64 ",%" PRIu64 ",,,,\n",
+			",,,%" PRIu64 ",%" PRIu64 ",,,,%s,\n",
 			r->name, r->nr, r->count, r->time_ns,
-			r->count ? r->time_ns / r->count : 0, r->retries, r->errors);
+			r->count ? r->time_ns / r->count : 0, r->retries, r->errors, off);
 		return;
 	}
 	fprintf(out, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		",%" PRIu64 ",%" PRIu64 ",",
+		",%" PRIu64 ",%" PRIu64 ",%s,",
 		r->name, r->nr, r->count, r->time_ns,
 		r->count ? r->time_ns / r->count : 0, r->min_ns, r->max_ns,
-		r->retries, r->errors, r->p50_ns, r->p90_ns, r->p99_ns);
+		r->retries, r->errors, r->p50_ns, r->p90_ns, r->p99_ns, off);
 	for (size_t k = 0; k < r->n_errnos; k++) {
 		char buf[32];
 		fprintf(out, "%s%s=%" PRIu64, k ? " " : "",
@@ -107,7 +111,7 @@ int ka_report_csv(FILE *out, const struct ka_model *m,
 	else if (o->by == KA_BY_KIND)
 		fputs("kind,", out);
 	fputs("name,nr,count,time_ns,avg_ns,min_ns,max_ns,retries,errors,"
-	      "p50_ns,p90_ns,p99_ns,errno\n", out);
+	      "p50_ns,p90_ns,p99_ns,off_cpu_ns,errno\n", out);
 	if (o->by == KA_BY_SYSCALL)
 		return print_rows(out, m, NULL, NULL, o);
 	if (o->by == KA_BY_KIND)

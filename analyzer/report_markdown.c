@@ -23,7 +23,7 @@ static void md_text(FILE *out, const char *s)
 	}
 }
 
-static void md_row(FILE *out, const struct ka_row *r, bool total,
+static void md_row(FILE *out, const struct ka_row *r, bool total, bool off_cpu,
 		   const struct ka_report_opts *o)
 {
 	const char *b = total ? "**" : "";
@@ -51,6 +51,11 @@ static void md_row(FILE *out, const struct ka_row *r, bool total,
 			ka_format_duration(us, sizeof(us), (double)v[k] / 1e3, 2);
 			fprintf(out, "| %s ", us);
 		}
+	}
+	if (off_cpu) {
+		char ms[32];
+		ka_format_duration(ms, sizeof(ms), (double)r->off_cpu_ns / 1e6, 2);
+		fprintf(out, "| %s%s%s ", b, ms, b);
 	}
 	fputs("|\n", out);
 }
@@ -104,16 +109,21 @@ static void md_table(FILE *out, const struct ka_profile *p,
 		fputs("| Errors | Errno ", out);
 	if (o->percentiles)
 		fputs("| p50 (us) | p90 (us) | p99 (us) | Max (us) ", out);
+	bool off = p->total.has_off_cpu; /* kbpf-trace: time off CPU */
+	if (off)
+		fputs("| Off CPU (ms) ", out);
 	fputs("|\n|:--|--:|--:|--:|--:", out);
 	if (o->errors)
 		fputs("|--:|:--", out);
 	if (o->percentiles)
 		fputs("|--:|--:|--:|--:", out);
+	if (off)
+		fputs("|--:", out);
 	fputs("|\n", out);
 	size_t n = ka_report_rows(p, o);
 	for (size_t i = 0; i < n; i++)
-		md_row(out, &p->rows[i], false, o);
-	md_row(out, &p->total, true, o);
+		md_row(out, &p->rows[i], false, off, o);
+	md_row(out, &p->total, true, off, o);
 	if (n < p->n_rows)
 		fprintf(out, "\n%zu more syscalls not shown.\n", p->n_rows - n);
 	fputc('\n', out);

@@ -48,7 +48,7 @@ grep -q '^--- descriptor kind not recorded ---$' table.txt || fail "no unknown s
 "$KANALYZE" --by=kind --percentiles k.msgpack |
 	awk '/^--- descriptor kind: pipe ---$/ { s = 1 } s && $1 == "read" { print $7, $10; exit }' > p.txt
 expect_eq "table: kind rows print - for percentiles" "- -" "$(cat p.txt)"
-expect_eq "csv: socket read" "socket,read,0,15,2000000,133333,,,0,0,,,," \
+expect_eq "csv: socket read" "socket,read,0,15,2000000,133333,,,0,0,,,,," \
 	"$("$KANALYZE" --by=kind --format=csv k.msgpack | grep '^socket,read,')"
 
 # --blocking, per kind from six-element events

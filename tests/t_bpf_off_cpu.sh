@@ -5,7 +5,7 @@
 # of it, and so is the shell's wait4 for the sleeper; 100 reads of 1 MiB
 # from /dev/zero (the kernel copies) are on CPU for a millisecond at least;
 # for every syscall the time off CPU is within its time; kanalyze shows it
-# in the table (OffCPU(ms)) and JSON. The raw_tp programs, which cannot
+# in the table (OffCPU(ms)), JSON, CSV, markdown and the HTML report. The raw_tp programs, which cannot
 # reach the switched tasks' storage, write no off_cpu_ns, and the table
 # then has no such column.
 . "$KPROF_ROOT/tests/bpf_lib.sh"
@@ -39,3 +39,12 @@ expect_eq "raw_tp: rows with off_cpu_ns" 0 \
 	"$(profile_json raw | jq '[.syscalls[] | select(.off_cpu_ns != null)] | length')"
 ! grep -q OffCPU <("$KANALYZE" raw) || fail "raw_tp: an OffCPU column"
 echo "ok: raw_tp writes no off_cpu_ns and the table has no column for it"
+# every output of the trace carries it: CSV, markdown, HTML
+expect_eq "CSV: the sleep's off_cpu_ns" "$sleep_off" \
+	"$("$KANALYZE" --format=csv t | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+		$1 == "clock_nanosleep" { print $c["off_cpu_ns"] }')"
+grep -q '^| Syscall | Count | Time (ms) | Avg (ms) | Retries | Off CPU (ms) |$' \
+	<("$KANALYZE" --format=markdown t) || fail "markdown: no Off CPU column"
+"$KANALYZE" --html=report.html t
+grep -q '<th>Off CPU (ms)</th>' report.html || fail "HTML: no Off CPU column"
+echo "ok: CSV, markdown and HTML carry the time off CPU"
