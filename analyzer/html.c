@@ -231,8 +231,10 @@ static int thread_chart(FILE *out, const struct ka_model *m)
 				count += th->sc[j].count;
 				time += th->sc[j].time_ns;
 			}
-			snprintf(lb[k], sizeof(lb[k]), "%s %" PRIu64 "/%" PRIu64,
-				 exe ? exe + 1 : "pid", s->pid, th->tid);
+			const char *name = ka_thread_name(s, th);
+			snprintf(lb[k], sizeof(lb[k]), "%s %" PRIu64 "/%" PRIu64 "%s%s",
+				 exe ? exe + 1 : "pid", s->pid, th->tid, name ? " " : "",
+				 name ? name : "");
 			snprintf(tb[k], sizeof(tb[k]), "%.3f ms, %" PRIu64 " calls",
 				 (double)time / 1e6, count);
 			labels[k] = lb[k];

@@ -80,9 +80,13 @@ static void emit_rows(FILE *out, const struct ka_profile *p, const struct ka_str
 {
 	for (size_t i = 0; i < ka_report_rows(p, o); i++) {
 		const struct ka_row *r = &p->rows[i];
-		if (s && t)
+		if (s && t) {
 			fprintf(out, "%" PRIu64 ",%016" PRIx64 ",%" PRIu64 ",%" PRIu64 ",",
 				s->pid, s->stream, t->thread, t->tid);
+			const char *name = ka_thread_name(s, t);
+			csv_string(out, name ? name : "");
+			fputc(',', out);
+		}
 		else if (s) {
 			fprintf(out, "%" PRIu64 ",%016" PRIx64 ",", s->pid, s->stream);
 			csv_string(out, s->exe);
@@ -107,7 +111,7 @@ int ka_report_csv(FILE *out, const struct ka_model *m,
 	if (o->by == KA_BY_PROCESS)
 		fputs("pid,stream,exe,", out);
 	else if (o->by == KA_BY_THREAD)
-		fputs("pid,stream,thread,tid,", out);
+		fputs("pid,stream,thread,tid,thread_name,", out);
 	else if (o->by == KA_BY_KIND)
 		fputs("kind,", out);
 	fputs("name,nr,count,time_ns,avg_ns,min_ns,max_ns,retries,errors,"
