@@ -661,35 +661,43 @@ static int check_asserts(const struct cli *cli, const struct ka_model *m)
 	return 0;
 }
 
-static int write_to_file(const char *path, const char *what, const struct ka_model *m,
+/* The views written to a file of their own, and what each counts. */
+enum file_view { FILE_TIMELINE, FILE_HTML, FILE_FLAME, FILE_PPROF };
+static const struct {
+	const char *option, *unit; /* unit: what the done message counts, or NULL */
+	bool binary;
+	bool empty_refused; /* none drawn: no file (it would look like a run without calls) */
+} file_views[] = {
+	[FILE_TIMELINE] = { "timeline", "slices", false, false }, /* checked before */
+	[FILE_HTML] = { "html", NULL, false, false },
+	[FILE_FLAME] = { "flame", "frames", false, true },
+	[FILE_PPROF] = { "pprof", "samples", true, true },
+};
+
+static int write_to_file(const char *path, enum file_view view, const struct ka_model *m,
 			 const struct cli *cli)
 {
-	FILE *f = fopen(path, strcmp(what, "pprof") == 0 ? "wb" : "w");
+	FILE *f = fopen(path, file_views[view].binary ? "wb" : "w");
 	if (!f) {
 		fprintf(stderr, "kanalyze: cannot create %s: %s\n", path, strerror(errno));
 		return -errno;
 	}
 	int err = 0;
-	uint64_t slices = 0, samples = 0, frames = 0;
+	uint64_t items = 0;
 	struct stat st;
 	/* a regular file is removed when writing fails (/dev/stdout is not) */
 	bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
-	if (strcmp(what, "timeline") == 0)
-		err = ka_write_timeline(f, m, &slices);
-	else if (strcmp(what, "pprof") == 0)
-		err = ka_write_pprof(f, m, &samples);
-	else if (strcmp(what, "flame") == 0)
-		err = ka_write_flame(f, m, !cli->opts.flame_by_calls, true, &frames);
-	else
-		err = ka_write_html(f, m, &cli->opts, cli->interval_ms);
+	switch (view) {
+	case FILE_TIMELINE: err = ka_write_timeline(f, m, &items); break;
+	case FILE_HTML: err = ka_write_html(f, m, &cli->opts, cli->interval_ms); break;
+	case FILE_FLAME: err = ka_write_flame(f, m, !cli->opts.flame_by_calls, true, &items); break;
+	case FILE_PPROF: err = ka_write_pprof(f, m, &items); break;
+	}
 	if (fclose(f) && !err)
 		err = -errno;
-	/* nothing to show: no file, as --timeline (an empty graph or profile
-	 * would look like a run without calls) */
-	if (!err && ((strcmp(what, "flame") == 0 && !frames) ||
-		     (strcmp(what, "pprof") == 0 && !samples))) {
+	if (!err && file_views[view].empty_refused && !items) {
 		fprintf(stderr, "kanalyze: --%s: no call passes the filters; %s not written\n",
-			what, path);
+			file_views[view].option, path);
 		if (regular)
 			unlink(path);
 		return -ENODATA;
@@ -698,13 +706,10 @@ static int write_to_file(const char *path, const char *what, const struct ka_mod
 		fprintf(stderr, "kanalyze: cannot write %s: %s\n", path, strerror(-err));
 		if (regular)
 			unlink(path); /* not half a file */
+	} else if (file_views[view].unit) {
+		fprintf(stderr, "kanalyze: %s: %" PRIu64 " %s\n", path, items,
+			file_views[view].unit);
 	}
-	else if (strcmp(what, "timeline") == 0)
-		fprintf(stderr, "kanalyze: %s: %" PRIu64 " slices\n", path, slices);
-	else if (strcmp(what, "pprof") == 0)
-		fprintf(stderr, "kanalyze: %s: %" PRIu64 " samples\n", path, samples);
-	else if (strcmp(what, "flame") == 0)
-		fprintf(stderr, "kanalyze: %s: %" PRIu64 " frames\n", path, frames);
 	return err;
 }
 
@@ -735,22 +740,19 @@ static int print_views(struct cli *cli, struct ka_model *m, bool damaged)
 				"the filters; %s not written\n", cli->timeline);
 			return EXIT_USAGE;
 		}
-		if ((err = write_to_file(cli->timeline, "timeline", m, cli)))
+		if ((err = write_to_file(cli->timeline, FILE_TIMELINE, m, cli)))
 			return EXIT_USAGE;
 		printed = true;
 	}
-	if (cli->html) {
-		if ((err = write_to_file(cli->html, "html", m, cli)))
-			return EXIT_USAGE;
-		printed = true;
-	}
-	if (cli->flame) {
-		if ((err = write_to_file(cli->flame, "flame", m, cli)))
-			return EXIT_USAGE;
-		printed = true;
-	}
-	if (cli->pprof) {
-		if ((err = write_to_file(cli->pprof, "pprof", m, cli)))
+	const struct {
+		const char *path;
+		enum file_view view;
+	} files[] = { { cli->html, FILE_HTML }, { cli->flame, FILE_FLAME },
+		      { cli->pprof, FILE_PPROF } };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (!files[i].path)
+			continue;
+		if ((err = write_to_file(files[i].path, files[i].view, m, cli)))
 			return EXIT_USAGE;
 		printed = true;
 	}

@@ -11,43 +11,24 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-long cxx_caller(long n) __asm__("_ZN10kprof_test6Caller4callEi");
-long rust_legacy_caller(long n) __asm__("_ZN4demo6caller17h0123456789abcdefE");
-long rust_v0_caller(long n) __asm__("_RNvC4demo9caller_v0");
-long long_caller(long n) __asm__("_ZN10kprof_test300xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxEl");
+/*
+ * One caller: fn, whose symbol is asm_name; noinline and a use of the
+ * result keep each call in its function.
+ */
+#define CALLER(fn, asm_name)                                                   \
+	long fn(long n) __asm__(asm_name);                                     \
+	__attribute__((noinline)) long fn(long n)                              \
+	{                                                                      \
+		long s = 0;                                                    \
+		for (long i = 0; i < n; i++)                                   \
+			s += getppid();                                        \
+		return s;                                                      \
+	}
 
-/* noinline and a use of the result: each call stays in its function */
-__attribute__((noinline)) long cxx_caller(long n)
-{
-	long s = 0;
-	for (long i = 0; i < n; i++)
-		s += getppid();
-	return s;
-}
-
-__attribute__((noinline)) long rust_legacy_caller(long n)
-{
-	long s = 0;
-	for (long i = 0; i < n; i++)
-		s += getppid();
-	return s;
-}
-
-__attribute__((noinline)) long rust_v0_caller(long n)
-{
-	long s = 0;
-	for (long i = 0; i < n; i++)
-		s += getppid();
-	return s;
-}
-
-__attribute__((noinline)) long long_caller(long n)
-{
-	long s = 0;
-	for (long i = 0; i < n; i++)
-		s += getppid();
-	return s;
-}
+CALLER(cxx_caller, "_ZN10kprof_test6Caller4callEi")
+CALLER(rust_legacy_caller, "_ZN4demo6caller17h0123456789abcdefE")
+CALLER(rust_v0_caller, "_RNvC4demo9caller_v0")
+CALLER(long_caller, "_ZN10kprof_test300xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxEl")
 
 int main(int argc, char **argv)
 {
