@@ -116,14 +116,19 @@ static struct sud_site *site_slot(uint64_t site, bool add)
 	return NULL;
 }
 
+static const uint8_t tramp_down[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
+static const uint8_t tramp_up[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };
+/* where the entry returns to in a trampoline's page: after the lea, the
+ * jmp over the site, the site, the movabs and the call */
+#define TRAMP_RETURN_OFFSET (5 + 2 + 8 + 10 + 3)
+
 int kp_sud_tramp_write(uint8_t *b, uint64_t site, uint64_t entry, uint64_t *key)
 {
-	static const uint8_t down[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
-	static const uint8_t up[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };
+	const uint8_t *down = tramp_down, *up = tramp_up;
 	static const uint8_t jmp_abs[] = { 0xff, 0x25, 0, 0, 0, 0 };
 	size_t n = 0;
-	memcpy(b + n, down, sizeof(down));
-	n += sizeof(down);
+	memcpy(b + n, down, sizeof(tramp_down));
+	n += sizeof(tramp_down);
 	b[n++] = 0xeb;
 	b[n++] = 8;
 	memcpy(b + n, &site, 8);
@@ -136,8 +141,8 @@ int kp_sud_tramp_write(uint8_t *b, uint64_t site, uint64_t entry, uint64_t *key)
 	b[n++] = 0xff;
 	b[n++] = 0xd3;
 	*key = (uint64_t)n - 2; /* relative: the caller adds the address */
-	memcpy(b + n, up, sizeof(up));
-	n += sizeof(up);
+	memcpy(b + n, up, sizeof(tramp_up));
+	n += sizeof(tramp_up);
 	memcpy(b + n, jmp_abs, sizeof(jmp_abs));
 	n += sizeof(jmp_abs);
 	uint64_t back = site + 2;
@@ -173,11 +178,21 @@ static uint64_t tramp_make(uint64_t site)
 	return (uint64_t)p;
 }
 
+/*
+ * The range of trampoline pages also holds patch mode's trampolines
+ * (tramp.c), placed near each library between pages of these: only a
+ * return at this layout's offset into a page of this layout is ours.
+ */
 uint64_t kp_rw_sud_return(uint64_t ret_addr)
 {
-	if (ret_addr >= tramp_lo && ret_addr < tramp_hi)
-		return ret_addr + 8; /* past `lea 128(%rsp),%rsp` */
-	return ret_addr;
+	if (ret_addr < tramp_lo || ret_addr >= tramp_hi ||
+	    (ret_addr & 4095) != TRAMP_RETURN_OFFSET)
+		return ret_addr;
+	const uint8_t *page = (const uint8_t *)(uintptr_t)(ret_addr & ~4095ULL);
+	if (memcmp(page, tramp_down, sizeof(tramp_down)) ||
+	    memcmp(page + TRAMP_RETURN_OFFSET, tramp_up, sizeof(tramp_up)))
+		return ret_addr;
+	return ret_addr + sizeof(tramp_up); /* past `lea 128(%rsp),%rsp` */
 }
 
 /* ---- the program's SIGSYS ---- */
