@@ -16,6 +16,7 @@
 
 #include "account.h"
 #include "base.h"
+#include "stack.h"
 
 __thread struct kp_thread *kp_self;
 
@@ -85,12 +86,15 @@ static struct kp_thread *block_claim(void)
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			return t;
 	}
-	size_t bytes = block_bytes();
+	/* the thread's shim stack (stack.h) lies under its block, above a
+	 * guard page: a block and its stack are reused together */
+	size_t bytes = KP_STACK_GUARD + KP_STACK_SIZE + block_bytes();
 	long p = kp_raw(SYS_mmap, 0, bytes, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p < 0 && p > -4096)
 		return NULL;
-	struct kp_thread *t = (struct kp_thread *)p;
+	kp_raw(SYS_mprotect, p, KP_STACK_GUARD, PROT_NONE);
+	struct kp_thread *t = (struct kp_thread *)(p + KP_STACK_GUARD + KP_STACK_SIZE);
 	t->state = KP_BLOCK_CLAIMED;
 	if (kp_events_enabled)
 		t->ring = (struct kp_ring *)((char *)t + KP_BLOCK_SIZE);
@@ -114,6 +118,7 @@ struct kp_thread *kp_thread_attach(void)
 		/* key < 32: setspecific stores into the static array, no malloc */
 		pthread_setspecific(thread_key, t);
 		kp_self = t;
+		kp_stack_attach((uint64_t)(uintptr_t)t - KP_STACK_SIZE, (uint64_t)(uintptr_t)t);
 		if (kp_on_attach)
 			kp_on_attach();
 	}
@@ -137,11 +142,20 @@ void kp_thread_named(const char *name)
 }
 
 /* The thread is going: its block is written once more, then reused. */
-void kp_thread_end(struct kp_thread *t)
+void kp_thread_leave(struct kp_thread *t)
 {
 	kp_self = NULL;
 	kp_tls_flags |= KP_TLS_EXITING;
+	kp_stack_detach();
 	t->cur_nr = 0;
+}
+
+void kp_thread_end(struct kp_thread *t)
+{
+	kp_thread_leave(t);
+	/* from here on the flusher may hand the block, and the stack under
+	 * it, to a new thread: this thread is not running on it (the
+	 * destructor runs on the thread's own stack) */
 	__atomic_store_n(&t->state, KP_BLOCK_EXITED, __ATOMIC_RELEASE);
 }
 

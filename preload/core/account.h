@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "fd_kinds.h"
 #include "histogram.h"
+#include "stack.h"
 
 /* ---- per-thread state (account.c) ---- */
 
@@ -82,6 +83,9 @@ struct kp_thread {
 	uint8_t index[KP_SYSCALL_MAX]; /* nr -> slot + 1 */
 	struct kp_slot slots[];
 };
+_Static_assert(__builtin_offsetof(struct kp_thread, state) == KP_THREAD_STATE_OFFSET &&
+		       KP_BLOCK_EXITED == KP_THREAD_EXITED,
+	       "entry.S ends a block by these");
 
 #define KP_SLOTS                                                               \
 	((KP_BLOCK_SIZE - sizeof(struct kp_thread)) / sizeof(struct kp_slot))
@@ -276,7 +280,7 @@ static inline void kp_call_end(struct kp_call *c, bool failed, int err,
 	if (unlikely(!s))
 		kp_account_global_call(c, ns, failed, err);
 	if (unlikely(t1 >= kp_deadline) && kp_on_deadline)
-		kp_on_deadline();
+		kp_on_deadline();	/* a flush moves to the shim stack itself */
 }
 
 /* The call never returns here (fork child): undo what begin did. */
@@ -303,6 +307,9 @@ void kp_account_untimed_kind(unsigned nr, unsigned fd_kind, bool failed, int err
 struct kp_thread *kp_thread_attach(void);
 /* This thread is exiting (its pthread key destructor, or its exit syscall). */
 void kp_thread_end(struct kp_thread *t);
+/* kp_thread_end less the block's EXITED state: for a caller still on the
+ * shim stack under the block, which sets the state once it has left. */
+void kp_thread_leave(struct kp_thread *t);
 int kp_thread_key_init(void);
 void kp_threads_after_fork(void);
 /* Iterates every block in the process. */

@@ -38,6 +38,7 @@
  *    fresh frame when it resumes.
  */
 #include "rewrite.h"
+#include "../core/stack.h"
 
 #if defined(__x86_64__)
 
@@ -99,11 +100,66 @@
 	movaps	KP_RW_F_XMM+240(%rsp), %xmm15
 .endm
 
-/* r11 = the caller's rsp - 8: a 16-aligned frame below the red zone. */
+/*
+ * r11 = the caller's rsp - 8. Moves rsp to a 16-aligned frame and writes
+ * its F_SP and F_DEPTH; clobbers rcx only. Where the frame goes
+ * (core/stack.h):
+ *  - the caller is on the shim stack (a signal handler that interrupted
+ *    the shim): below the caller's red zone, one level deeper;
+ *  - nothing is live on the shim stack: at its top, depth 1, set before
+ *    rsp moves (a handler on an alternate stack arriving in between then
+ *    keeps off it);
+ *  - else (no shim stack yet, or frames live on it and the caller on
+ *    another stack): below the caller's red zone, where it is, and
+ *    F_DEPTH -1 (kp_rw_hook checks for frames a longjmp left).
+ */
 .macro BUILD_FRAME
+	movq	kp_stack@gottpoff(%rip), %rcx
+	cmpq	%fs:KP_STACK_LO(%rcx), %r11
+	jb	.Loutside\@
+	cmpq	%fs:KP_STACK_HI(%rcx), %r11
+	jae	.Loutside\@
+	incl	%fs:KP_STACK_DEPTH(%rcx)
 	leaq	-(120 + KP_RW_F_SIZE)(%r11), %rsp
 	andq	$-16, %rsp
+	movl	%fs:KP_STACK_DEPTH(%rcx), %ecx
+	decl	%ecx
+	movq	%rcx, KP_RW_F_DEPTH(%rsp)
+	jmp	.Lplaced\@
+.Loutside\@:
+	cmpq	$0, %fs:KP_STACK_HI(%rcx)
+	je	.Lhere\@
+	cmpl	$0, %fs:KP_STACK_DEPTH(%rcx)
+	jne	.Lhere\@
+	movl	$1, %fs:KP_STACK_DEPTH(%rcx)
+	movq	%fs:KP_STACK_HI(%rcx), %rsp
+	subq	$KP_RW_F_SIZE, %rsp
+	andq	$-16, %rsp
+	movq	$0, KP_RW_F_DEPTH(%rsp)
+	jmp	.Lplaced\@
+.Lhere\@:
+	leaq	-(120 + KP_RW_F_SIZE)(%r11), %rsp
+	andq	$-16, %rsp
+	movq	$-1, KP_RW_F_DEPTH(%rsp)
+.Lplaced\@:
 	movq	%r11, KP_RW_F_SP(%rsp)
+.endm
+
+/*
+ * rsp = the caller's rsp - 8 (the slot the call wrote), r11 = F_DEPTH of
+ * the frame just left: the shim stack's depth back to what the frame
+ * found. rcx is kept through the slot; the slot itself already held the
+ * return address (scan.c leaves out the sites whose function keeps data
+ * there).
+ */
+.macro POP_DEPTH
+	testq	%r11, %r11
+	js	.Lno_pop\@
+	movq	%rcx, (%rsp)
+	movq	kp_stack@gottpoff(%rip), %rcx
+	movl	%r11d, %fs:KP_STACK_DEPTH(%rcx)
+	movq	(%rsp), %rcx
+.Lno_pop\@:
 .endm
 
 /* CFA = frame.sp + 8: DW_CFA_def_cfa_expression (breg7 72; deref; plus 8) */
@@ -144,11 +200,13 @@ kp_rw_entry:
 .Lreturn:
 	RESTORE_XMM
 	RESTORE_ARGS
+	movq	KP_RW_F_DEPTH(%rsp), %r11
 	movq	KP_RW_F_RET(%rsp), %rcx
 	movq	KP_RW_F_RESULT(%rsp), %rax
 	movq	KP_RW_F_SP(%rsp), %rsp
 	.cfi_remember_state
 	.cfi_def_cfa %rsp, 8
+	POP_DEPTH
 	leaq	8(%rsp), %rsp
 	.cfi_def_cfa_offset 0
 	.cfi_register %rip, %rcx
@@ -164,13 +222,17 @@ kp_rw_entry:
 	je	.Lclone3
 	cmpl	$KP_RW_VFORK, %eax
 	je	.Lvfork
+	cmpl	$KP_RW_EXIT, %eax
+	je	.Lexit
 	/* KP_RW_NOT_SITE: a call of a small address, not a rewritten site */
 	RESTORE_XMM
 	RESTORE_ARGS
+	movq	KP_RW_F_DEPTH(%rsp), %r11
 	movq	KP_RW_F_NR(%rsp), %rax
 	movq	KP_RW_F_SP(%rsp), %rsp
 	.cfi_remember_state
 	.cfi_def_cfa %rsp, 8
+	POP_DEPTH
 .Lfault:
 	/* fault as the call would have: a jump to a non-canonical address */
 	movabsq	$0x8000000000000000, %rcx
@@ -220,8 +282,11 @@ kp_rw_entry:
 .Lvfork:
 	RESTORE_XMM
 	RESTORE_ARGS
+	movq	KP_RW_F_DEPTH(%rsp), %r11
 	movq	KP_RW_F_NR(%rsp), %rax
 	movq	KP_RW_F_SP(%rsp), %rsp
+	/* the frame is left: the child may run on the shim stack */
+	POP_DEPTH
 	leaq	8(%rsp), %rsp
 	/* the return address is in TLS from here on */
 	.cfi_remember_state
@@ -244,6 +309,23 @@ kp_rw_entry:
 	movq	%fs:(%rcx), %rcx
 	jmp	*%rcx
 	.cfi_restore_state
+
+.Lexit:
+	/* the thread's exit, made off the shim stack: once the block is
+	 * EXITED, the flusher may give it and its stack to a new thread */
+	RESTORE_ARGS
+	movq	KP_RW_F_SAVED_SELF(%rsp), %rcx
+	movq	KP_RW_F_NR(%rsp), %rax
+	movq	KP_RW_F_SP(%rsp), %rsp
+	.cfi_def_cfa %rsp, 8
+	testq	%rcx, %rcx
+	jz	.Lexit_call
+	movl	$KP_THREAD_EXITED, KP_THREAD_STATE_OFFSET(%rcx)
+.Lexit_call:
+	leaq	8(%rsp), %rsp
+	.cfi_def_cfa_offset 0
+	syscall
+	ud2
 
 .Lsigreturn:
 	/* rsp = the signal frame - 8; nothing of the caller's is live */

@@ -505,14 +505,16 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 		bool traced = kp_tracing();
 		if (traced)
 			count_untimed(SYS_exit);
-		if (traced && t)
-			kp_thread_end(t);
+		f->saved_self = NULL;
+		if (traced && t) {
+			kp_thread_leave(t);
+			f->saved_self = t; /* EXITED by entry.S, off its stack */
+		}
 		/* the last thread leaving this way ends the process: glibc
 		 * never does (its last thread calls exit), a raw exit may */
 		if (traced && __atomic_sub_fetch(&kp_rw_live_threads, 1, __ATOMIC_ACQ_REL) == 0)
 			kp_finish((int)a[0], true);
-		r = sys_of(f);
-		break;
+		return KP_RW_EXIT;
 	}
 	case SYS_exit_group:
 		if (kp_tracing()) {
@@ -580,6 +582,9 @@ KP_RW_HOT __attribute__((aligned(4096), flatten)) int kp_rw_hook(struct kp_rw_fr
 {
 	if (unlikely(!kp_rw_site_check(f->ret_addr - 2)))
 		return KP_RW_NOT_SITE;
+	/* a frame off the shim stack while it counts live frames */
+	if (unlikely(f->prev_depth < 0) && unlikely(kp_stack.depth))
+		kp_stack_check_stale(f->sp);
 	uint64_t nr = f->nr;
 	if (unlikely(special(nr)))
 		return special_call(f);

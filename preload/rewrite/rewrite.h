@@ -36,8 +36,10 @@
 #define KP_RW_F_RET 56
 #define KP_RW_F_RESULT 64
 #define KP_RW_F_SP 72
-#define KP_RW_F_XMM 304
-#define KP_RW_F_SIZE 560
+#define KP_RW_F_SAVED_SELF 96
+#define KP_RW_F_DEPTH 304
+#define KP_RW_F_XMM 320
+#define KP_RW_F_SIZE 576
 
 /* What kp_rw_hook() asks entry.S to do next. */
 #define KP_RW_DONE 0	     /* the call was made: return F_RESULT */
@@ -46,6 +48,8 @@
 #define KP_RW_CLONE3_STACK 3 /* clone3 with a child stack: the same */
 #define KP_RW_VFORK 4	     /* vfork-like: the child shares the stack */
 #define KP_RW_SYSCALL 5	     /* a plain call: make it, then kp_rw_post() */
+#define KP_RW_EXIT 6	     /* the thread's exit: leave the shim stack, end
+				F_SAVED_SELF's block (if any), then exit */
 
 /* Lowest page: a landing pad for syscall numbers below this. */
 #define KP_RW_SLED 512
@@ -73,11 +77,17 @@ struct kp_rw_frame {
 	uint64_t counted;
 	uint64_t call[12];	  /* struct kp_call */
 	uint64_t clone_args[12]; /* a copy of clone3's struct clone_args */
+	/* the shim stack's depth before this frame (core/stack.h), or -1:
+	 * the frame is on the stack the call came from */
+	int64_t prev_depth;
+	uint64_t spare;
 	uint8_t xmm[256];
 };
 _Static_assert(offsetof(struct kp_rw_frame, ret_addr) == KP_RW_F_RET, "frame");
 _Static_assert(offsetof(struct kp_rw_frame, sp) == KP_RW_F_SP, "frame");
 _Static_assert(offsetof(struct kp_rw_frame, xmm) == KP_RW_F_XMM, "frame");
+_Static_assert(offsetof(struct kp_rw_frame, prev_depth) == KP_RW_F_DEPTH, "frame");
+_Static_assert(offsetof(struct kp_rw_frame, saved_self) == KP_RW_F_SAVED_SELF, "frame");
 _Static_assert(sizeof(struct kp_rw_frame) == KP_RW_F_SIZE, "frame");
 
 /* entry.S */

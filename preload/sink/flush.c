@@ -13,6 +13,7 @@
 
 #include "sink.h"
 #include "record_writer.h"
+#include "../core/stack.h"
 
 #define BATCH_BUF_BYTES (256u << 10)
 
@@ -498,11 +499,18 @@ own:
 }
 
 
-void kp_flush(enum kp_flush_kind kind, const char *exec_path)
+struct flush_call {
+	enum kp_flush_kind kind;
+	const char *exec_path;
+};
+
+/* kp_flush, on the shim stack: encoding and compressing take tens of KiB,
+ * more than a goroutine's or a coroutine's stack holds (core/stack.h). */
+static void flush_on_stack(void *arg)
 {
-	if (kp_state != KP_ACTIVE ||
-	    (kp_tls_flags & (KP_TLS_FLUSHING | KP_TLS_VFORK_CHILD | KP_TLS_IN_INIT)))
-		return;
+	const struct flush_call *call = arg;
+	enum kp_flush_kind kind = call->kind;
+	const char *exec_path = call->exec_path;
 	if (!kp_flush_lock(kind != KP_FLUSH_PERIODIC))
 		return;
 	kp_tls_flags |= KP_TLS_FLUSHING;
@@ -521,6 +529,15 @@ void kp_flush(enum kp_flush_kind kind, const char *exec_path)
 	errno = saved_errno;
 	kp_tls_flags &= ~KP_TLS_FLUSHING;
 	kp_flush_unlock();
+}
+
+void kp_flush(enum kp_flush_kind kind, const char *exec_path)
+{
+	if (kp_state != KP_ACTIVE ||
+	    (kp_tls_flags & (KP_TLS_FLUSHING | KP_TLS_VFORK_CHILD | KP_TLS_IN_INIT)))
+		return;
+	struct flush_call call = { kind, exec_path };
+	kp_stack_run(flush_on_stack, &call);
 }
 
 void kp_flush_periodic(void)
