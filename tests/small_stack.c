@@ -4,12 +4,14 @@
  * A context (makecontext) runs on STACK bytes above a guard page, filled
  * with a pattern; it makes N getppid and N writes to /dev/null, from the
  * libc wrappers and from a raw `syscall` instruction of this program, for
- * at least MS milliseconds (so that a shim flushes meanwhile). Then it
- * says how deep below the context's first frame anything wrote:
+ * at least MS milliseconds (so that a shim flushes meanwhile), and runs
+ * /bin/true V times through vfork (the child execs from the same small
+ * stack, as Go's os/exec does). Then it says how deep below the context's
+ * first frame anything wrote:
  *
- *   getppid=N write=N raw_getppid=N stack_used=BYTES
+ *   getppid=N write=N raw_getppid=N vfork=V stack_used=BYTES
  *
- * Usage: small_stack N [STACK] [MS]
+ * Usage: small_stack N [STACK] [MS] [V]
  * A hook that runs on the caller's stack overflows into the guard page
  * (SIGSEGV) or shows in stack_used.
  */
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -30,7 +33,7 @@ static ucontext_t main_ctx, small_ctx;
 static long calls;
 static long min_ms;
 static uintptr_t first_frame;
-static long made_getppid, made_write, made_raw;
+static long made_getppid, made_write, made_raw, vforks, made_vfork;
 
 static long raw_getppid(void)
 {
@@ -60,6 +63,18 @@ static void on_small_stack(void)
 		made_raw++;
 	}
 	close(fd);
+	for (long i = 0; i < vforks; i++) {
+		pid_t pid = vfork();
+		if (pid == 0) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		int status;
+		if (pid > 0 && waitpid(pid, &status, 0) == pid && status == 0)
+			made_vfork++;
+		getppid();
+		made_getppid++;
+	}
 }
 
 int main(int argc, char **argv)
@@ -71,6 +86,7 @@ int main(int argc, char **argv)
 	calls = strtol(argv[1], NULL, 10);
 	size_t stack = argc > 2 ? strtoul(argv[2], NULL, 10) : 8192;
 	min_ms = argc > 3 ? strtol(argv[3], NULL, 10) : 0;
+	vforks = argc > 4 ? strtol(argv[4], NULL, 10) : 0;
 	size_t page = 4096;
 	char *base = mmap(NULL, page + stack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			  -1, 0);
@@ -92,7 +108,7 @@ int main(int argc, char **argv)
 	size_t deepest = 0;
 	while (deepest < stack && (unsigned char)lo[deepest] == PATTERN)
 		deepest++;
-	printf("getppid=%ld write=%ld raw_getppid=%ld stack_used=%ld\n", made_getppid, made_write,
-	       made_raw, (long)(first_frame - (uintptr_t)(lo + deepest)));
+	printf("getppid=%ld write=%ld raw_getppid=%ld vfork=%ld stack_used=%ld\n", made_getppid,
+	       made_write, made_raw, made_vfork, (long)(first_frame - (uintptr_t)(lo + deepest)));
 	return 0;
 }

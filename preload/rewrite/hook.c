@@ -204,10 +204,25 @@ struct vfork_slot {
 	uint64_t ret;
 	struct kp_thread *saved_self;
 	bool counted, traced, was_child;
+	uint32_t stack_depth; /* the shim stack's, as the child starts */
 	struct kp_call call;
 };
 static __thread struct vfork_slot vfork_stack[VFORK_MAX];
 static __thread unsigned vfork_depth;
+
+/*
+ * A vfork child about to exec or exit from inside the shim: its frames on
+ * the shim stack (whose depth it shares with its parent) never return, so
+ * the depth goes back to what the parent left; returns the current one
+ * for a call that fails and comes back.
+ */
+static uint32_t vfork_child_leaves(void)
+{
+	uint32_t now = kp_stack.depth;
+	if ((kp_tls_flags & KP_TLS_VFORK_CHILD) && vfork_depth)
+		kp_stack.depth = vfork_stack[vfork_depth - 1].stack_depth;
+	return now;
+}
 
 static int vfork_like(struct kp_rw_frame *f)
 {
@@ -222,6 +237,8 @@ static int vfork_like(struct kp_rw_frame *f)
 	s->traced = kp_tracing();
 	s->saved_self = kp_self;
 	s->was_child = kp_tls_flags & KP_TLS_VFORK_CHILD;
+	/* entry.S puts the depth back to the frame's before the call */
+	s->stack_depth = f->prev_depth >= 0 ? (uint32_t)f->prev_depth : kp_stack.depth;
 	kp_self = NULL;
 	kp_tls_flags |= KP_TLS_VFORK_CHILD;
 	vfork_depth = d + 1;
@@ -236,6 +253,10 @@ void kp_rw_vfork_parent(struct kp_rw_frame *f)
 	struct vfork_slot *s = &vfork_stack[d];
 	f->ret_addr = s->ret;
 	kp_self = s->saved_self;
+	/* a child that died inside the shim left its depth: this frame is
+	 * then off the shim stack, and nothing else of ours is on it */
+	if (f->prev_depth < 0)
+		kp_stack.depth = s->stack_depth;
 	if (!s->was_child)
 		kp_tls_flags &= ~KP_TLS_VFORK_CHILD;
 	kp_rw_vfork_ret = d ? vfork_stack[d - 1].ret : 0;
@@ -349,7 +370,9 @@ static int exec_call(struct kp_rw_frame *f)
 {
 	unsigned nr = (unsigned)f->nr;
 	if (!kp_tracing()) {
+		uint32_t depth = vfork_child_leaves();
 		f->result = (uint64_t)sys_of(f);
+		kp_stack.depth = depth;
 		return KP_RW_DONE;
 	}
 	char path[512];
@@ -514,6 +537,7 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 		 * never does (its last thread calls exit), a raw exit may */
 		if (traced && __atomic_sub_fetch(&kp_rw_live_threads, 1, __ATOMIC_ACQ_REL) == 0)
 			kp_finish((int)a[0], true);
+		vfork_child_leaves();
 		return KP_RW_EXIT;
 	}
 	case SYS_exit_group:
@@ -521,6 +545,7 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 			count_untimed(SYS_exit_group);
 			kp_finish((int)a[0], true);
 		}
+		vfork_child_leaves();
 		r = sys_of(f);
 		break;
 	case SYS_execve:

@@ -53,6 +53,9 @@ static __thread struct kp_thread *vfork_saved_self;
 static __thread uint64_t vfork_t0;
 static __thread unsigned vfork_clock;
 static __thread bool vfork_counted;
+/* the shim stack's depth (core/stack.h) at the vfork: the child shares it
+ * and may exec from a frame it raised, which never returns */
+static __thread uint32_t vfork_stack_depth;
 
 __attribute__((used)) void kp_vfork_enter(void)
 {
@@ -67,6 +70,7 @@ __attribute__((used)) void kp_vfork_enter(void)
 		}
 	}
 	vfork_saved_self = kp_self;
+	vfork_stack_depth = kp_stack.depth;
 	kp_self = NULL;
 	kp_tls_flags |= KP_TLS_VFORK_CHILD;
 	errno = e;
@@ -80,6 +84,7 @@ __attribute__((used)) long kp_vfork_leave(long ret)
 	uint64_t t0 = vfork_t0;
 	kp_self = vfork_saved_self;
 	kp_tls_flags &= ~KP_TLS_VFORK_CHILD;
+	kp_stack.depth = vfork_stack_depth;
 	int err = ret < 0 ? (int)-ret : 0;
 	if (vfork_counted) {
 		struct kp_call c = { .t = kp_self, .t0 = t0, .nr = SYS_vfork,
@@ -112,39 +117,82 @@ static char *const *child_env(char *const envp[], char **arr, size_t cap,
 
 /* ---- posix_spawn: the kernel sees clone3 (CLONE_VM|CLONE_VFORK) ---- */
 
-#define SPAWN_HOOK(name)                                                       \
+/*
+ * The exec family and posix_spawn build the child's environment in 40 KiB
+ * of arrays: their bodies run on the shim stack (core/stack.h), so that a
+ * small stack (a coroutine's, a thread's made small) that holds libc's own
+ * exec or spawn holds ours too.
+ */
+struct spawn_call {
+	bool search; /* posix_spawnp */
+	pid_t *pid;
+	const char *path;
+	const posix_spawn_file_actions_t *fa;
+	const posix_spawnattr_t *attr;
+	char *const *argv, *const *envp;
+	uint64_t site;
+	int result, err;
+};
+
+static int spawn_real(const struct spawn_call *a, pid_t *pid, char *const *env)
+{
+	int (*real)(pid_t *restrict, const char *restrict, const posix_spawn_file_actions_t *,
+		    const posix_spawnattr_t *restrict, char *const[restrict],
+		    char *const[restrict]) = a->search ? kp_real.posix_spawnp : kp_real.posix_spawn;
+	return real(pid, a->path, a->fa, a->attr, a->argv, env);
+}
+
+static void spawn_on_stack(void *arg)
+{
+	struct spawn_call *a = arg;
+	pid_t child = 0;
+	struct kp_call c;
+	char *env_arr[kp_state == KP_ACTIVE ? MAX_ENV_COPY : 1];
+	char env_scratch[kp_state == KP_ACTIVE ? KP_PATH_MAX * 2 : 1];
+	char *const *env = a->envp;
+	if (kp_state == KP_ACTIVE)
+		env = child_env(a->envp, env_arr, MAX_ENV_COPY, env_scratch, sizeof(env_scratch),
+				NULL);
+	if (!kp_call_begin(&c, SYS_clone3, 0, a->site)) {
+		a->result = KP_PASS_AT(int, spawn_real(a, a->pid, env), a->site);
+		a->err = errno;
+		return;
+	}
+	int r = spawn_real(a, &child, env);
+	int e = errno;
+	if (a->pid && r == 0)
+		*a->pid = child;
+	if (r == 0 && child > 0)
+		kp_note_fork(child, a->search ? "posix_spawnp" : "posix_spawn");
+	kp_call_end(&c, r != 0, r, r ? -r : child);
+	a->result = r;
+	a->err = e;
+}
+
+static int spawn_run(struct spawn_call *a)
+{
+	need_real(a->search ? (void *)kp_real.posix_spawnp : (void *)kp_real.posix_spawn);
+	if (!(a->search ? (void *)kp_real.posix_spawnp : (void *)kp_real.posix_spawn))
+		return ENOSYS;
+	kp_stack_run(spawn_on_stack, a);
+	errno = a->err;
+	return a->result;
+}
+
+#define SPAWN_HOOK(name, is_search)                                            \
 	KP_EXPORT int name(pid_t *restrict pid, const char *restrict path,     \
 			   const posix_spawn_file_actions_t *fa,               \
 			   const posix_spawnattr_t *restrict attr,             \
 			   char *const argv[restrict], char *const envp[restrict]) \
 	{                                                                      \
-		need_real(kp_real.name);                                       \
-		if (!kp_real.name)                                             \
-			return ENOSYS;                                         \
-		pid_t child = 0;                                               \
-		struct kp_call c;                                              \
-		char *env_arr[kp_state == KP_ACTIVE ? MAX_ENV_COPY : 1];       \
-		char env_scratch[kp_state == KP_ACTIVE ? KP_PATH_MAX * 2 : 1]; \
-		char *const *env = envp;                                       \
-		if (kp_state == KP_ACTIVE)                                     \
-			env = child_env(envp, env_arr, MAX_ENV_COPY,           \
-					env_scratch, sizeof(env_scratch),      \
-					NULL);                                 \
-		if (!kp_call_begin(&c, SYS_clone3, 0, KP_CALLER()))            \
-			return KP_PASS(int, kp_real.name(pid, path, fa, attr,  \
-							 argv, env));          \
-		int r = kp_real.name(&child, path, fa, attr, argv, env);       \
-		int e = errno;                                                 \
-		if (pid && r == 0)                                             \
-			*pid = child;                                          \
-		if (r == 0 && child > 0)                                       \
-			kp_note_fork(child, #name);                            \
-		kp_call_end(&c, r != 0, r, r ? -r : child);                    \
-		errno = e;                                                     \
-		return r;                                                      \
+		struct spawn_call a = { .search = is_search, .pid = pid,       \
+					.path = path, .fa = fa, .attr = attr,  \
+					.argv = argv, .envp = envp,            \
+					.site = KP_CALLER() };                 \
+		return spawn_run(&a);                                          \
 	}
-SPAWN_HOOK(posix_spawn)
-SPAWN_HOOK(posix_spawnp)
+SPAWN_HOOK(posix_spawn, false)
+SPAWN_HOOK(posix_spawnp, true)
 
 /* ---- exec family ---- */
 
@@ -210,78 +258,112 @@ static int exec_failed(unsigned nr, int e)
 	return -1;
 }
 
-#define EXEC_PROLOGUE(real, envp_in)                                           \
-	need_real(kp_real.real);                                               \
-	if (!kp_real.real) {                                                   \
-		errno = ENOSYS;                                                \
-		return -1;                                                     \
-	}                                                                      \
-	char *env_arr[kp_state == KP_ACTIVE ? MAX_ENV_COPY : 1];               \
-	char env_scratch[kp_state == KP_ACTIVE ? KP_PATH_MAX * 2 : 1];         \
-	char marker[96];                                                       \
-	char *const *env = (envp_in);                                          \
-	bool traced = kp_tracing();                                            \
-	/* a vfork child is not counted but its exec'd image is followed */  \
-	if (!traced && kp_state == KP_ACTIVE)                                  \
-		env = child_env((envp_in), env_arr, MAX_ENV_COPY,              \
-				env_scratch, sizeof(env_scratch), NULL);
+enum exec_how { EXEC_VE, EXEC_VEAT, EXEC_FD, EXEC_VPE };
 
-/* Final flush first: it also learns the pid the marker carries. */
-#define EXEC_PREPARE(nr, path, envp_in)                                        \
-	before_exec(nr, path);                                                 \
-	env = child_env((envp_in), env_arr, MAX_ENV_COPY, env_scratch,         \
-			sizeof(env_scratch),                                   \
+struct exec_call {
+	enum exec_how how;
+	int dirfd; /* EXEC_VEAT; the descriptor for EXEC_FD */
+	const char *path;
+	char *const *argv, *const *envp;
+	int flags;
+	int result, err;
+};
+
+static void *exec_real_fn(enum exec_how how)
+{
+	switch (how) {
+	case EXEC_VE:
+		return (void *)kp_real.execve;
+	case EXEC_VEAT:
+		return (void *)kp_real.execveat;
+	case EXEC_FD:
+		return (void *)kp_real.fexecve;
+	default:
+		return (void *)kp_real.execvpe;
+	}
+}
+
+static int exec_real(const struct exec_call *a, char *const *env)
+{
+	switch (a->how) {
+	case EXEC_VE:
+		return kp_real.execve(a->path, a->argv, env);
+	case EXEC_VEAT:
+		return kp_real.execveat(a->dirfd, a->path, a->argv, env, a->flags);
+	case EXEC_FD:
+		return kp_real.fexecve(a->dirfd, a->argv, env);
+	default:
+		return kp_real.execvpe(a->path, a->argv, env);
+	}
+}
+
+static void exec_on_stack(void *arg)
+{
+	struct exec_call *a = arg;
+	unsigned nr = a->how == EXEC_VEAT || a->how == EXEC_FD ? SYS_execveat : SYS_execve;
+	char *env_arr[kp_state == KP_ACTIVE ? MAX_ENV_COPY : 1];
+	char env_scratch[kp_state == KP_ACTIVE ? KP_PATH_MAX * 2 : 1];
+	char marker[96];
+	char *const *env = a->envp;
+	if (!kp_tracing()) {
+		/* a vfork child is not counted but its exec'd image is followed */
+		if (kp_state == KP_ACTIVE)
+			env = child_env(a->envp, env_arr, MAX_ENV_COPY, env_scratch,
+					sizeof(env_scratch), NULL);
+		a->result = exec_real(a, env);
+		a->err = errno;
+		return;
+	}
+	/* final flush first: it also learns the pid the marker carries */
+	before_exec(nr, a->how == EXEC_FD ? "(descriptor)" : a->path);
+	env = child_env(a->envp, env_arr, MAX_ENV_COPY, env_scratch, sizeof(env_scratch),
 			format_marker(marker, sizeof(marker)) ? marker : NULL);
+	exec_real(a, env);
+	a->result = exec_failed(nr, errno);
+	a->err = errno;
+}
+
+static int exec_run(struct exec_call *a)
+{
+	need_real(exec_real_fn(a->how));
+	if (!exec_real_fn(a->how)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	kp_stack_run(exec_on_stack, a);
+	errno = a->err;
+	return a->result;
+}
 
 KP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	EXEC_PROLOGUE(execve, envp)
-	if (!traced)
-		return kp_real.execve(path, argv, env);
-	EXEC_PREPARE(SYS_execve, path, envp)
-	kp_real.execve(path, argv, env);
-	return exec_failed(SYS_execve, errno);
+	struct exec_call a = { .how = EXEC_VE, .path = path, .argv = argv, .envp = envp };
+	return exec_run(&a);
 }
 
-KP_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
-		       char *const envp[], int flags)
+KP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+		       int flags)
 {
-	EXEC_PROLOGUE(execveat, envp)
-	if (!traced)
-		return kp_real.execveat(dirfd, path, argv, env, flags);
-	EXEC_PREPARE(SYS_execveat, path, envp)
-	kp_real.execveat(dirfd, path, argv, env, flags);
-	return exec_failed(SYS_execveat, errno);
+	struct exec_call a = { .how = EXEC_VEAT, .dirfd = dirfd, .path = path, .argv = argv,
+			       .envp = envp, .flags = flags };
+	return exec_run(&a);
 }
 
 KP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	EXEC_PROLOGUE(fexecve, envp)
-	if (!traced)
-		return kp_real.fexecve(fd, argv, env);
-	EXEC_PREPARE(SYS_execveat, "(descriptor)", envp)
-	kp_real.fexecve(fd, argv, env);
-	return exec_failed(SYS_execveat, errno);
+	struct exec_call a = { .how = EXEC_FD, .dirfd = fd, .argv = argv, .envp = envp };
+	return exec_run(&a);
 }
 
 KP_EXPORT int execv(const char *path, char *const argv[])
 {
-	EXEC_PROLOGUE(execve, environ)
-	if (!traced)
-		return kp_real.execve(path, argv, env);
-	EXEC_PREPARE(SYS_execve, path, environ)
-	kp_real.execve(path, argv, env);
-	return exec_failed(SYS_execve, errno);
+	return execve(path, argv, environ);
 }
 
 KP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	EXEC_PROLOGUE(execvpe, envp)
-	if (!traced)
-		return kp_real.execvpe(file, argv, env);
-	EXEC_PREPARE(SYS_execve, file, envp)
-	kp_real.execvpe(file, argv, env);
-	return exec_failed(SYS_execve, errno);
+	struct exec_call a = { .how = EXEC_VPE, .path = file, .argv = argv, .envp = envp };
+	return exec_run(&a);
 }
 
 KP_EXPORT int execvp(const char *file, char *const argv[])
@@ -289,46 +371,61 @@ KP_EXPORT int execvp(const char *file, char *const argv[])
 	return execvpe(file, argv, environ);
 }
 
-#define MAX_EXECL_ARGS 4096
+/*
+ * The variadic arguments after arg counted up to their NULL, then copied
+ * into an array of that size, as glibc's execl does: no fixed array on
+ * the caller's stack.
+ */
+static size_t count_args(va_list ap)
+{
+	size_t n = 1;
+	while (va_arg(ap, char *))
+		n++;
+	return n;
+}
 
-/* Collects the NULL-terminated variadic arguments; NULL when too many. */
-#define COLLECT_ARGS(argv, arg, ap)                                            \
-	size_t argc_ = 0;                                                      \
-	argv[argc_++] = (char *)(arg);                                         \
-	while (argv[argc_ - 1] && argc_ < MAX_EXECL_ARGS)                      \
-		argv[argc_++] = va_arg(ap, char *);                            \
-	if (argv[argc_ - 1]) {                                                 \
-		va_end(ap);                                                    \
-		errno = E2BIG;                                                 \
-		return -1;                                                     \
-	}
+#define COLLECT_ARGS(argv, argc, arg, ap)                                      \
+	argv[0] = (char *)(arg);                                               \
+	for (size_t i_ = 1; i_ < (argc); i_++)                                 \
+		argv[i_] = va_arg(ap, char *);                                 \
+	argv[argc] = NULL;
 
 KP_EXPORT int execl(const char *path, const char *arg, ...)
 {
-	char *argv[MAX_EXECL_ARGS];
 	va_list ap;
 	va_start(ap, arg);
-	COLLECT_ARGS(argv, arg, ap)
+	size_t argc = count_args(ap);
+	va_end(ap);
+	char *argv[argc + 1];
+	va_start(ap, arg);
+	COLLECT_ARGS(argv, argc, arg, ap)
 	va_end(ap);
 	return execve(path, argv, environ);
 }
 
 KP_EXPORT int execlp(const char *file, const char *arg, ...)
 {
-	char *argv[MAX_EXECL_ARGS];
 	va_list ap;
 	va_start(ap, arg);
-	COLLECT_ARGS(argv, arg, ap)
+	size_t argc = count_args(ap);
+	va_end(ap);
+	char *argv[argc + 1];
+	va_start(ap, arg);
+	COLLECT_ARGS(argv, argc, arg, ap)
 	va_end(ap);
 	return execvpe(file, argv, environ);
 }
 
 KP_EXPORT int execle(const char *path, const char *arg, ...)
 {
-	char *argv[MAX_EXECL_ARGS];
 	va_list ap;
 	va_start(ap, arg);
-	COLLECT_ARGS(argv, arg, ap)
+	size_t argc = count_args(ap);
+	va_end(ap);
+	char *argv[argc + 1];
+	va_start(ap, arg);
+	COLLECT_ARGS(argv, argc, arg, ap)
+	(void)va_arg(ap, char *); /* the NULL that ends the list */
 	char *const *envp = va_arg(ap, char *const *);
 	va_end(ap);
 	return execve(path, argv, envp);
