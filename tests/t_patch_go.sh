@@ -2,7 +2,8 @@
 # Patch mode on a Go program. Go writes no unwind tables, so the planner
 # bounds the Go runtime's syscall sites with the symbol table (or, in a
 # stripped binary, Go's own function table): every one of them gets a
-# window and no Go call needs Syscall User Dispatch. A cgo program
+# window and no Go call needs Syscall User Dispatch (also in a stripped
+# PIE, whose table has no section of its own). A cgo program
 # (tests/go/kgocgo: dynamically linked, so the shim is loaded) makes
 # getppid and pread64 calls from goroutines and starts a child through
 # syscall.rawVforkSyscall. As nobody (as root: setpriv), in patch mode:
@@ -34,6 +35,14 @@ expect_eq "Syscall6's window" "patch $(printf '0x%x' $((16#$addr + 9))) 5 insns=
 strip -o stripped "$prog"
 "$BUILD/kprof-sites" --plan stripped > plan.stripped
 cmp plan.txt plan.stripped || { diff plan.txt plan.stripped; fail "stripped: other windows"; }
+# a PIE's function table is in .data.rel.ro, no section of its own
+(cd "$KPROF_ROOT/tests/go/kgocgo" && go build -buildmode=pie -o "${prog%/*}/pie" .) ||
+	fail "go build -buildmode=pie failed"
+strip -o pie.stripped pie
+"$BUILD/kprof-sites" --plan pie > plan.pie
+"$BUILD/kprof-sites" --plan pie.stripped > plan.pie.stripped
+expect_eq "PIE: sites without a window" 0 "$(grep -c nopatch plan.pie || true)"
+cmp plan.pie plan.pie.stripped || { diff plan.pie plan.pie.stripped; fail "stripped PIE: other windows"; }
 
 if [ "$(id -u)" -eq 0 ]; then
 	as_nobody_setup

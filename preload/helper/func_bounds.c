@@ -15,6 +15,7 @@
  *  - 0xfffffffa (1.16, 1.17): nfunc at 8, the table's offset at 56;
  *  - 0xfffffffb (1.2 to 1.15): nfunc at 8, the table at 16;
  *    these two with entries of two uint64, the first the entry address.
+ * In a PIE no section is named .gopclntab: the table lies in .data.rel.ro.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -116,30 +117,14 @@ static uint32_t rd32(const uint8_t *p)
 	return v;
 }
 
-/* Go's function table; nothing when the header is not one we know, the
- * binary is not 64-bit or the table does not hold together. */
-static int read_gopclntab(Elf *elf, struct ranges *out)
+/* The function table of the pc-line table at p (size bytes to the end of
+ * its section); false when the header is not one we know, the binary is
+ * not 64-bit or the table does not hold together. */
+static bool parse_pclntab(Elf *elf, const uint8_t *p, size_t size, struct ranges *out,
+			  int *err)
 {
-	size_t shstrndx;
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return 0;
-	const uint8_t *p = NULL;
-	size_t size = 0;
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		Elf_Data *d;
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
-		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    strcmp(name, ".gopclntab") == 0 && (d = elf_getdata(scn, NULL)) && d->d_buf) {
-			p = d->d_buf;
-			size = d->d_size;
-			break;
-		}
-	}
-	if (!p || size < 72 || p[4] || p[5] || p[7] != 8)
-		return 0;
+	if (size < 72 || p[4] || p[5] || (p[6] != 1 && p[6] != 2 && p[6] != 4) || p[7] != 8)
+		return false;
 	uint32_t magic = rd32(p);
 	uint64_t nfunc = rd64(p + 8), table, text = 0;
 	size_t entry_size;
@@ -148,7 +133,7 @@ static int read_gopclntab(Elf *elf, struct ranges *out)
 		table = rd64(p + 64);
 		entry_size = 8;
 		if (!text)
-			return 0; /* a PIE's, relocated at load time */
+			return false;
 	} else if (magic == 0xfffffffa) {
 		table = rd64(p + 56);
 		entry_size = 16;
@@ -156,11 +141,11 @@ static int read_gopclntab(Elf *elf, struct ranges *out)
 		table = 16;
 		entry_size = 16;
 	} else {
-		return 0;
+		return false;
 	}
 	if (nfunc == 0 || nfunc > (1u << 24) || table > size ||
 	    (nfunc + 1) * entry_size > size - table)
-		return 0;
+		return false;
 	const uint8_t *t = p + table;
 	size_t first = out->n;
 	uint64_t prev = 0;
@@ -168,17 +153,66 @@ static int read_gopclntab(Elf *elf, struct ranges *out)
 		uint64_t a = entry_size == 8 ? text + rd32(t + i * 8) : rd64(t + i * 16);
 		if (i && a <= prev) {
 			out->n = first; /* not increasing: not a table we can use */
-			return 0;
+			return false;
 		}
-		if (i) {
-			int err = ranges_add(out, prev, a);
-			if (err)
-				return err;
-		}
+		if (i && (*err = ranges_add(out, prev, a)))
+			return false;
 		prev = a;
 	}
-	if (!in_exec_section(elf, out->v[first].start, prev))
+	if (!in_exec_section(elf, out->v[first].start, prev)) {
 		out->n = first;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Go's function table: .gopclntab, or, in a PIE, where no section has
+ * that name, a header found in a data section (.data.rel.ro; the linker
+ * writes textStart in place as well as in its relocation).
+ */
+static int read_gopclntab(Elf *elf, struct ranges *out)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	int err = 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    strcmp(name, ".gopclntab") == 0 && (d = elf_getdata(scn, NULL)) && d->d_buf)
+			return parse_pclntab(elf, d->d_buf, d->d_size, out, &err) ? 0 : err;
+	}
+	static const uint8_t magics[2][6] = {
+		{ 0xf1, 0xff, 0xff, 0xff, 0, 0 }, { 0xf0, 0xff, 0xff, 0xff, 0, 0 },
+	};
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR) ||
+		    !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		const uint8_t *base = d->d_buf;
+		for (int m = 0; m < 2; m++) {
+			const uint8_t *at = base;
+			size_t left = d->d_size;
+			while ((at = memmem(at, left, magics[m], 6))) {
+				/* the header is pointer-aligned */
+				if (!((at - base) & 7) &&
+				    parse_pclntab(elf, at, d->d_size - (size_t)(at - base), out, &err))
+					return 0;
+				if (err)
+					return err;
+				at++;
+				left = d->d_size - (size_t)(at - base);
+			}
+		}
+	}
 	return 0;
 }
 
