@@ -118,13 +118,12 @@ static uint32_t rd32(const uint8_t *p)
 }
 
 /* The function table of the pc-line table at p (size bytes to the end of
- * its section); false when the header is not one we know, the binary is
- * not 64-bit or the table does not hold together. */
-static bool parse_pclntab(Elf *elf, const uint8_t *p, size_t size, struct ranges *out,
-			  int *err)
+ * its section) into out: 1; 0 when the header is not one we know, the
+ * binary is not 64-bit or the table does not hold together; -ENOMEM. */
+static int parse_pclntab(Elf *elf, const uint8_t *p, size_t size, struct ranges *out)
 {
 	if (size < 72 || p[4] || p[5] || (p[6] != 1 && p[6] != 2 && p[6] != 4) || p[7] != 8)
-		return false;
+		return 0;
 	uint32_t magic = rd32(p);
 	uint64_t nfunc = rd64(p + 8), table, text = 0;
 	size_t entry_size;
@@ -133,7 +132,7 @@ static bool parse_pclntab(Elf *elf, const uint8_t *p, size_t size, struct ranges
 		table = rd64(p + 64);
 		entry_size = 8;
 		if (!text)
-			return false;
+			return 0;
 	} else if (magic == 0xfffffffa) {
 		table = rd64(p + 56);
 		entry_size = 16;
@@ -141,11 +140,11 @@ static bool parse_pclntab(Elf *elf, const uint8_t *p, size_t size, struct ranges
 		table = 16;
 		entry_size = 16;
 	} else {
-		return false;
+		return 0;
 	}
 	if (nfunc == 0 || nfunc > (1u << 24) || table > size ||
 	    (nfunc + 1) * entry_size > size - table)
-		return false;
+		return 0;
 	const uint8_t *t = p + table;
 	size_t first = out->n;
 	uint64_t prev = 0;
@@ -153,17 +152,20 @@ static bool parse_pclntab(Elf *elf, const uint8_t *p, size_t size, struct ranges
 		uint64_t a = entry_size == 8 ? text + rd32(t + i * 8) : rd64(t + i * 16);
 		if (i && a <= prev) {
 			out->n = first; /* not increasing: not a table we can use */
-			return false;
+			return 0;
 		}
-		if (i && (*err = ranges_add(out, prev, a)))
-			return false;
+		if (i) {
+			int err = ranges_add(out, prev, a);
+			if (err)
+				return err;
+		}
 		prev = a;
 	}
 	if (!in_exec_section(elf, out->v[first].start, prev)) {
 		out->n = first;
-		return false;
+		return 0;
 	}
-	return true;
+	return 1;
 }
 
 /*
@@ -176,7 +178,6 @@ static int read_gopclntab(Elf *elf, struct ranges *out)
 	size_t shstrndx;
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
-	int err = 0;
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -184,8 +185,10 @@ static int read_gopclntab(Elf *elf, struct ranges *out)
 		Elf_Data *d;
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
 		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    strcmp(name, ".gopclntab") == 0 && (d = elf_getdata(scn, NULL)) && d->d_buf)
-			return parse_pclntab(elf, d->d_buf, d->d_size, out, &err) ? 0 : err;
+		    strcmp(name, ".gopclntab") == 0 && (d = elf_getdata(scn, NULL)) && d->d_buf) {
+			int r = parse_pclntab(elf, d->d_buf, d->d_size, out);
+			return r < 0 ? r : 0;
+		}
 	}
 	static const uint8_t magics[2][6] = {
 		{ 0xf1, 0xff, 0xff, 0xff, 0, 0 }, { 0xf0, 0xff, 0xff, 0xff, 0, 0 },
@@ -203,11 +206,10 @@ static int read_gopclntab(Elf *elf, struct ranges *out)
 			size_t left = d->d_size;
 			while ((at = memmem(at, left, magics[m], 6))) {
 				/* the header is pointer-aligned */
-				if (!((at - base) & 7) &&
-				    parse_pclntab(elf, at, d->d_size - (size_t)(at - base), out, &err))
-					return 0;
-				if (err)
-					return err;
+				int r = (at - base) & 7 ? 0 :
+					parse_pclntab(elf, at, d->d_size - (size_t)(at - base), out);
+				if (r)
+					return r < 0 ? r : 0;
 				at++;
 				left = d->d_size - (size_t)(at - base);
 			}
