@@ -137,10 +137,10 @@ $(BUILD)/libkprof.so: $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a $(BUILD)/gen/libkpro
 	$(Q)$(CC) -shared $(SHIM_SANFLAGS) -Wl,--version-script=$(BUILD)/gen/libkprof.map -Wl,-z,now \
 		-o $@ $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a $(LIBS_SHIM)
 
-$(BUILD)/kprof-sites: preload/helper/kprof_sites.c
+$(BUILD)/kprof-sites: preload/helper/kprof_sites.c preload/helper/func_bounds.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIBS_SITES)
+	$(Q)$(CC) $(TOOL_CFLAGS) -o $@ $^ $(LIBS_SITES)
 
 $(BUILD)/kanalyze: $(ANALYZER_OBJ) $(BUILD)/libkcommon.a
 	$(call msg,LD,$@)

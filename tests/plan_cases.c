@@ -2,7 +2,9 @@
 /*
  * Syscall sites of known shape for `kprof-sites --plan` (t_sites_plan.sh):
  * each function is hand-written so that the window a 5-byte jmp can
- * replace is known byte for byte. Nothing here is run.
+ * replace is known byte for byte. Nothing here is run. The last three
+ * have no FDE, only a sized symbol (as hand-written assembly and Go have):
+ * their bounds come from the symbol table.
  */
 int plan_data = 39;
 
@@ -43,7 +45,28 @@ __asm__(
 	"	movl plan_data(%rip), %eax\n"
 	"	syscall\n"
 	"	ret\n"
-	".cfi_endproc\n.size plan_rip, .-plan_rip\n");
+	".cfi_endproc\n.size plan_rip, .-plan_rip\n"
+	/* not an instruction (push %es): the gap between FDEs does not decode */
+	".byte 0x06\n"
+	/* no FDE, a sized symbol: the wrapper's window of 7 */
+	".globl plan_sym\n.type plan_sym,@function\n"
+	"plan_sym:\n"
+	"	movl $39, %eax\n"
+	"	syscall\n"
+	"	ret\n"
+	".size plan_sym, .-plan_sym\n"
+	/* a function that falls through into the next one's entry: the
+	 * window may not take in the mov before it (8: syscall + cmp) */
+	".globl plan_sym_fall\n.type plan_sym_fall,@function\n"
+	"plan_sym_fall:\n"
+	"	movl $39, %eax\n"
+	".size plan_sym_fall, .-plan_sym_fall\n"
+	".globl plan_sym_entry\n.type plan_sym_entry,@function\n"
+	"plan_sym_entry:\n"
+	"	syscall\n"
+	"	cmpq $-4095, %rax\n"
+	"	ret\n"
+	".size plan_sym_entry, .-plan_sym_entry\n");
 
 int main(void)
 {

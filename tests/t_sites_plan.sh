@@ -6,7 +6,10 @@
 # instruction: a wrapper (mov + syscall: 7 bytes), a retry loop that jumps
 # back to the syscall (the window must start at it: syscall + cmp, 6), a
 # site boxed in by relative jumps and a jump target (none), and a
-# RIP-relative load inside the window (its disp32 named). On libc, every
+# RIP-relative load inside the window (its disp32 named); two functions
+# with no FDE but a sized symbol (hand-written assembly, Go): bounded by
+# the symbol table, the window of one that another falls into starts at
+# its entry (syscall + cmp, 8), not at the mov before it. On libc, every
 # site the rewrite sweep finds gets exactly one line, and --plan-bin (the
 # binary form for the shim) holds the same windows.
 source "$KPROF_ROOT/tests/lib.sh"
@@ -26,7 +29,12 @@ expect_eq "boxed in" \
 	"$(line plan_none 2)"
 expect_eq "RIP-relative" "$(addr plan_rip 6) patch $(addr plan_rip 0) 8 insns=6,2 rip=2" \
 	"$(line plan_rip 6)"
-expect_eq "lines for the cases" 4 "$(wc -l < plan.txt)"
+expect_eq "symbol only" "$(addr plan_sym 5) patch $(addr plan_sym 0) 7 insns=5,2" \
+	"$(line plan_sym 5)"
+expect_eq "symbol only, entered by a fall-through" \
+	"$(addr plan_sym_entry 0) patch $(addr plan_sym_entry 0) 8 insns=2,6" \
+	"$(line plan_sym_entry 0)"
+expect_eq "lines for the cases" 6 "$(wc -l < plan.txt)"
 
 LIBC=$(ldd /bin/true | awk '$1 ~ /^libc\.so/ { print $3 }')
 [ -r "$LIBC" ] || fail "no libc found through ldd /bin/true"

@@ -34,6 +34,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "func_bounds.h"
+
 static csh dis_plain, dis_detail;
 static cs_insn *insn_plain, *insn_detail;
 
@@ -91,6 +93,7 @@ struct file {
 	const uint8_t *eh; /* .eh_frame */
 	uint64_t eh_addr;
 	size_t eh_size;
+	struct func_bounds funcs; /* for code without an FDE */
 };
 
 static int32_t rd_s32(const uint8_t *p)
@@ -572,9 +575,32 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int plan_targets(const uint8_t *data, uint64_t sec_addr, size_t size)
+static int plan_target_add(uint64_t t)
+{
+	if (n_targets == cap_targets) {
+		size_t cap = cap_targets ? cap_targets * 2 : 4096;
+		uint64_t *v = realloc(targets, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		targets = v;
+		cap_targets = cap;
+	}
+	targets[n_targets++] = t;
+	return 0;
+}
+
+/* The function starts of the symbol table or Go's table are targets too:
+ * a call through a pointer lands there, and a symbol whose size is too
+ * large must not let a window run over the next one's entry. */
+static int plan_targets(const struct file *f, const uint8_t *data, uint64_t sec_addr,
+			size_t size)
 {
 	n_targets = 0;
+	for (size_t k = 0; k < f->funcs.n; k++) {
+		uint64_t t = f->funcs.start[k];
+		if (t >= sec_addr && t < sec_addr + size && plan_target_add(t))
+			return -ENOMEM;
+	}
 	const uint8_t *code = data;
 	size_t left = size;
 	uint64_t a = sec_addr;
@@ -584,17 +610,8 @@ static int plan_targets(const uint8_t *data, uint64_t sec_addr, size_t size)
 		    x->operands[0].type != X86_OP_IMM)
 			continue;
 		uint64_t t = (uint64_t)x->operands[0].imm;
-		if (t < sec_addr || t >= sec_addr + size)
-			continue;
-		if (n_targets == cap_targets) {
-			size_t cap = cap_targets ? cap_targets * 2 : 4096;
-			uint64_t *v = realloc(targets, cap * sizeof(*v));
-			if (!v)
-				return -ENOMEM;
-			targets = v;
-			cap_targets = cap;
-		}
-		targets[n_targets++] = t;
+		if (t >= sec_addr && t < sec_addr + size && plan_target_add(t))
+			return -ENOMEM;
 	}
 	qsort(targets, n_targets, sizeof(*targets), cmp_u64);
 	return 0;
@@ -670,23 +687,32 @@ static void plan_say(const char *fmt, ...)
 
 /*
  * The code around site x whose branches are checked: its function from
- * the unwind tables, or, for code they do not describe (hand-written
- * assembly), the gap between the functions before and after it (or the
- * section's ends).
+ * the unwind tables; for code they do not describe (hand-written
+ * assembly, Go), its sized symbol or Go's function table entry; else the
+ * gap between the functions of the unwind tables before and after it
+ * (or the section's ends).
  */
 static bool plan_bounds(const struct file *f, uint64_t sec_addr, size_t sec_size, uint64_t x,
 			uint64_t *start, uint64_t *len)
 {
-	uint64_t lo = sec_addr, hi = sec_addr + sec_size;
+	uint64_t lo = sec_addr, hi = sec_addr + sec_size, fs, fl;
 	uint64_t k = f->table ? functions_upto(f, x) : 0;
 	bool inside = false;
 	if (k) {
-		uint64_t fs = table_addr(f, k - 1, false), fde = table_addr(f, k - 1, true);
-		uint64_t fl = fde_length(f, fde);
+		uint64_t fde = table_addr(f, k - 1, true);
+		fs = table_addr(f, k - 1, false);
+		fl = fde_length(f, fde);
 		inside = x < fs + fl;
 		/* a signal frame's FDE starts a byte early: decode from the code */
 		lo = inside ? fs + (fde_signal_frame(f, fde) ? 1 : 0) : fs + fl;
 		if (inside)
+			hi = fs + fl;
+	}
+	if (!inside && func_bounds_at(&f->funcs, x, &fs, &fl)) {
+		/* within the gap the unwind tables leave */
+		if (fs > lo)
+			lo = fs;
+		if (fs + fl < hi)
 			hi = fs + fl;
 	}
 	/* outside the table's functions: up to the next one's start */
@@ -780,7 +806,7 @@ static void plan_file(const struct file *f, const struct list *sites, uint64_t *
 		Elf_Data *d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf || d->d_size != sh.sh_size)
 			continue;
-		if (plan_targets(d->d_buf, sh.sh_addr, sh.sh_size)) {
+		if (plan_targets(f, d->d_buf, sh.sh_addr, sh.sh_size)) {
 			plan_say("no memory for the section's branch targets\n");
 			continue;
 		}
@@ -854,6 +880,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	read_unwind_tables(&f);
+	if (func_bounds_read(f.elf, &f.funcs)) {
+		fprintf(stderr, "kprof-sites: %s: out of memory\n", path);
+		return 1;
+	}
+	if (verbose && f.funcs.source)
+		fprintf(stderr, "kprof-sites: %s: %zu function bounds from %s\n", path, f.funcs.n,
+			f.funcs.source);
 	struct list sites = { 0 };
 	uint64_t skipped = 0;
 	if (sweep_file(&f, &sites, &skipped)) {
@@ -889,6 +922,8 @@ int main(int argc, char **argv)
 	}
 	free(sites.v);
 	free(plan_recs);
+	free(targets);
+	func_bounds_free(&f.funcs);
 	elf_end(f.elf);
 	close(fd);
 	cs_free(insn_plain, 1);

@@ -633,7 +633,7 @@ int kp_rw_plan_region(uint64_t start, uint64_t end, uint64_t offset,
 	char key[96 + 8];
 	file_key(&f, &st, key, 96);
 	kp_raw(SYS_close, f.fd);
-	strcat(key, ".plan4"); /* bumped when the planner changes */
+	strcat(key, ".plan5"); /* bumped when the planner changes */
 	struct kp_rw_list recs = { 0 };
 	uint64_t without = 0;
 	int err = 0;

@@ -1,0 +1,3 @@
+module kgocgo
+
+go 1.19
