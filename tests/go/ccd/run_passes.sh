@@ -66,7 +66,7 @@ trap 'cleanup; exit 130' INT TERM
 
 # Both builds, plain (the go command is itself a cgo program). No module
 # is fetched: the program uses the standard library only.
-export GOFLAGS=-mod=mod GOPROXY=off
+export GOFLAGS="-mod=mod -buildvcs=false" GOPROXY=off
 (cd "$here" && go build -o "$work/ccd-cgo" . && CGO_ENABLED=0 go build -o "$work/ccd-static" .) ||
 	{ echo "ccd: go build failed" >&2; exit 2; }
 ldd "$work/ccd-cgo" | grep -q libc.so || { echo "ccd: the cgo build is not linked to libc" >&2; exit 2; }
