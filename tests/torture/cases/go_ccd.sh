@@ -20,10 +20,31 @@ if [ -z "${GOCACHE:-}" ]; then
 		export GOCACHE=$TMPDIR/go-build
 	fi
 fi
-(cd "$src" && go build -o "$OLDPWD/ccd-cgo" .) > build.log 2>&1
-echo "go build (cgo): exit $?"
-(cd "$src" && CGO_ENABLED=0 go build -o "$OLDPWD/ccd-static" .) >> build.log 2>&1
-echo "go build (static): exit $?"
+# crash_line FILE: the Go runtime's report in FILE, addresses blanked
+crash_line() {
+	grep -m 1 -E 'fatal error|unexpected return pc|^panic|^SIG[A-Z]+:' "$1" |
+		sed 's/0x[0-9a-f]*/0x?/g; s/^/crash: /'
+}
+# build NAME [ENV...]: go build of ccd-NAME. The go command is a cgo
+# program itself: the shim is loaded into it. When it fails under the
+# shim (the exit line already differs from the plain run's), the build
+# is made again without the shim, so that the daemon's passes still run.
+build() {
+	local name=$1 rc=0
+	shift
+	(cd "$src" && env "$@" go build -o "$OLDPWD/ccd-$name" .) > "build-$name.log" 2>&1 || rc=$?
+	echo "go build ($name): exit $rc"
+	crash_line "build-$name.log"
+	if [ $rc != 0 ] && [ -n "${LD_PRELOAD:-}" ]; then
+		# The shim adds LD_PRELOAD back to a child's environment unless
+		# the process that execs it started with KPROF_FOLLOW=0.
+		(cd "$src" && env KPROF_FOLLOW=0 env -u LD_PRELOAD -u KPROF_FOLLOW "$@" \
+			go build -o "$OLDPWD/ccd-$name" .) >> "build-$name.log" 2>&1
+		echo "go build ($name) without the shim: exit $?"
+	fi
+}
+build cgo
+build static CGO_ENABLED=0
 for b in cgo static; do
 	echo "ccd-$b: $(./ccd-$b version), $(file -b ccd-$b | grep -o -E '(dynamically|statically) linked')"
 done
@@ -57,9 +78,7 @@ daemon_pass() {
 	wait "$pid" || rc=$?
 	echo "daemon: exit $rc"
 	cat "daemon-$b-$k.out"
-	# The Go runtime's report when it crashed, addresses blanked
-	grep -m 1 -E 'fatal error|unexpected return pc|^panic|^SIG[A-Z]+:' "daemon-$b-$k.err" |
-		sed 's/0x[0-9a-f]*/0x?/g; s/^/crash: /'
+	crash_line "daemon-$b-$k.err"
 }
 for b in cgo static; do
 	daemon_pass $b 1

@@ -18,4 +18,4 @@ echo "javac: exit $?"
 echo "java: exit $?"
 cat java.out
 # A crashed JVM names the signal in its hs_err report
-grep -h -m 1 -E '^# +(SIG[A-Z]+|Internal Error)' java.err hs_err_pid*.log 2> /dev/null | sed 's/pid=[0-9]*/pid=?/; s/0x[0-9a-f]*/0x?/g'
+grep -h -m 1 -E '^# +(SIG[A-Z]+|Internal Error)' java.err hs_err_pid*.log 2> /dev/null | sed 's/pid=[0-9]*/pid=?/; s/tid=[0-9]*/tid=?/; s/0x[0-9a-f]*/0x?/g'

@@ -16,7 +16,10 @@ if [ "$(id -u)" = 0 ]; then
 	# The trace directory the shim created is the root user's (mode 700):
 	# the server's processes, nobody's, may write their traces in it too.
 	[ -n "${KPROF_OUT:-}" ] && mkdir -p "$KPROF_OUT" && chmod 1777 "$KPROF_OUT"
-	as_pg() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+	# HOME is the server user's own, as su or a service manager would
+	# set it (setpriv keeps root's): the shim keeps its per-user cache
+	# of patch sites there.
+	as_pg() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- env HOME="$PWD/pg" "$@"; }
 else
 	as_pg() { "$@"; }
 fi
