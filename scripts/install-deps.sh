@@ -11,8 +11,10 @@ demo="$build nodejs"
 apps="erlang-base erlang-dev mariadb-server mariadb-client php-cli php-mysql php-opcache
 	wordpress wordpress-theme-twentytwentythree ccache linux-source bc bison flex xz-utils"
 # The torture suite (tests/torture/, make torture) runs Debian's Python
-# regression tests and these programs plain and under the shim.
-torture="python3.11 libpython3.11-testsuite git perl tar sqlite3 curl dash bsdutils util-linux procps xz-utils gzip"
+# regression tests and these programs plain and under the shim (the go_ccd
+# case needs golang-go, in the test list).
+torture="python3.11 libpython3.11-testsuite git perl tar sqlite3 curl dash bsdutils util-linux procps xz-utils gzip
+	postgresql openjdk-17-jdk-headless file"
 fleet="prometheus"
 # An allocator that calls hooked functions while it initializes, holding
 # its lock (tests/t_shim_jemalloc.sh).

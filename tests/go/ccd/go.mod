@@ -1,0 +1,3 @@
+module ccd
+
+go 1.19
