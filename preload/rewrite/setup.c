@@ -530,6 +530,13 @@ static void start_mode(void)
 	int mode = config();
 	if (mode == HOOK_SYMBOLS)
 		return;
+	if (kp_config.valgrind) {
+		/* its translations of code would not see our patches, and a
+		 * dispatch armed by us would catch its own syscalls */
+		set_why("running under valgrind, which emulates the CPU", 0);
+		kp_debug(why_buf);
+		return;
+	}
 	uint64_t t_start = kp_mono_ns();
 	char self_path[KP_PATH_MAX];
 	/* one read of /proc/self/maps at start: the shim's code, the scan,
