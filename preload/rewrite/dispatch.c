@@ -93,6 +93,9 @@ struct sud_site {
 	uint64_t hits;
 };
 static struct sud_site sites[SITES_MAX];
+/* in a dispatch trampoline's page: where the site is, where its call returns */
+#define SUD_SITE_OFF 7
+#define SUD_RET_OFF 28
 static uint64_t tramp_lo = UINT64_MAX, tramp_hi; /* every trampoline page */
 static uint64_t sud_calls, sud_unplaced;
 
@@ -136,6 +139,7 @@ int kp_sud_tramp_write(uint8_t *b, uint64_t site, uint64_t entry, uint64_t *key)
 	b[n++] = 0xff;
 	b[n++] = 0xd3;
 	*key = (uint64_t)n - 2; /* relative: the caller adds the address */
+	_Static_assert(SUD_RET_OFF == 5 + 2 + 8 + 10 + 3, "the trampoline's layout");
 	memcpy(b + n, up, sizeof(up));
 	n += sizeof(up);
 	memcpy(b + n, jmp_abs, sizeof(jmp_abs));
@@ -173,9 +177,22 @@ static uint64_t tramp_make(uint64_t site)
 	return (uint64_t)p;
 }
 
+/*
+ * A clone child's return address: past the trampoline's `lea
+ * 128(%rsp),%rsp` when the call came from a dispatch trampoline (its
+ * stack is its own). Known exactly, not by range: the pages of patch
+ * mode's jump trampolines (tramp.c) may lie between two dispatch pages,
+ * and a clone3 child of one sent 8 bytes too far died of SIGSEGV
+ * (Chromium's thread start in patch mode).
+ */
 uint64_t kp_rw_sud_return(uint64_t ret_addr)
 {
-	if (ret_addr >= tramp_lo && ret_addr < tramp_hi)
+	if (ret_addr < tramp_lo || ret_addr >= tramp_hi || (ret_addr & 4095) != SUD_RET_OFF)
+		return ret_addr;
+	uint64_t page = ret_addr - SUD_RET_OFF, site;
+	memcpy(&site, (const void *)(uintptr_t)(page + SUD_SITE_OFF), sizeof(site));
+	const struct sud_site *s = site_slot(site, false);
+	if (s && __atomic_load_n(&s->tramp, __ATOMIC_ACQUIRE) == page)
 		return ret_addr + 8; /* past `lea 128(%rsp),%rsp` */
 	return ret_addr;
 }
