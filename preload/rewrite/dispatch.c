@@ -52,6 +52,7 @@
 #define PR_SYS_DISPATCH_OFF 0
 #define PR_SYS_DISPATCH_ON 1
 #define SYSCALL_DISPATCH_FILTER_BLOCK 1
+#define SYSCALL_DISPATCH_FILTER_ALLOW 0
 #endif
 #ifndef SYS_USER_DISPATCH
 #define SYS_USER_DISPATCH 2
@@ -195,6 +196,11 @@ uint64_t kp_rw_sud_return(uint64_t ret_addr)
 	if (s && __atomic_load_n(&s->tramp, __ATOMIC_ACQUIRE) == page)
 		return ret_addr + 8; /* past `lea 128(%rsp),%rsp` */
 	return ret_addr;
+}
+
+void kp_sud_passive(void)
+{
+	selector = SYSCALL_DISPATCH_FILTER_ALLOW;
 }
 
 /* ---- the program's SIGSYS ---- */

@@ -21,6 +21,7 @@
 #include "../lifecycle/lifecycle.h"
 #include "dispatch.h"
 #include "rewrite.h"
+#include "../core/user_mem.h"
 
 long kp_rw_live_threads;
 bool kp_rw_patching;
@@ -610,9 +611,21 @@ void kp_rw_start(void)
 	kp_proc.coverage = coverage();
 }
 
+void kp_rw_sandboxed(void)
+{
+	kp_flush_passive("a seccomp filter went in (a sandbox): the shim went passive, "
+			 "the process's later calls are not traced");
+	if (kp_state != KP_PASSIVE)
+		return;
+	kp_user_mem_direct();
+	if (kp_sud_on)
+		kp_sud_passive();
+}
+
 void kp_rw_rescan(uint64_t start, uint64_t len)
 {
-	if (!kp_rw_active || holds_lock || !len)
+	/* passive: the site helper is a clone and an exec a sandbox refuses */
+	if (!kp_rw_active || holds_lock || !len || kp_state == KP_PASSIVE)
 		return;
 	int e = errno;
 	unsigned flags = kp_tls_flags;

@@ -698,6 +698,16 @@ void kp_output_before_exec(void)
 		out.broken = true;
 }
 
+void kp_output_close(void)
+{
+	if (out.fd >= 0)
+		trace_call(close_fn, NULL);
+	out.fd = -1;
+	kp_outproc_stop();
+	out.remote = false;
+	out.broken = true; /* never reopened */
+}
+
 /* execve failed after the final flush: the stream goes on in the same file. */
 void kp_output_exec_failed(void)
 {
