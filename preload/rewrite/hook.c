@@ -45,8 +45,8 @@ struct clone3_args {
  * Syscalls that are more than a timed call: mmap mprotect munmap
  * rt_sigaction rt_sigprocmask rt_sigreturn mremap clone fork vfork execve
  * exit wait4 exit_group waitid rt_sigsuspend execveat pkey_mprotect clone3
- * prctl (a thread's name, a seccomp filter) seccomp. Tested with immediates, no table: a table is one
- * more page per call (see KP_RW_HOT).
+ * prctl (a thread's name, a seccomp filter) seccomp. Tested with
+ * immediates, no table: a table is one more page per call (see KP_RW_HOT).
  */
 #define SPECIAL_LOW ((1ULL << SYS_mmap) | (1ULL << SYS_mprotect) | (1ULL << SYS_munmap) | \
 		     (1ULL << SYS_rt_sigaction) | (1ULL << SYS_rt_sigprocmask) |               \
