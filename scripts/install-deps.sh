@@ -19,7 +19,7 @@ fleet="prometheus"
 # An allocator that calls hooked functions while it initializes, holding
 # its lock (tests/t_shim_jemalloc.sh).
 allocators="libjemalloc2"
-test="$demo jq bc strace linux-perf bpftrace golang-go chromium libclang-rt-14-dev $apps $torture $allocators $fleet"
+test="$demo jq bc strace linux-perf bpftrace golang-go chromium gdb valgrind libclang-rt-14-dev $apps $torture $allocators $fleet"
 case ${1:-demo} in
 demo) want=$demo ;;
 test) want=$test ;;

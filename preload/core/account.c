@@ -108,6 +108,8 @@ static struct kp_thread *block_claim(void)
 
 struct kp_thread *kp_thread_attach(void)
 {
+	if (kp_tls_foreign())
+		return NULL; /* no pthread key, no block: see kp_call_begin_slow */
 	kp_tls_flags |= KP_TLS_ATTACHING;
 	struct kp_thread *t = block_claim();
 	if (t) {
@@ -215,10 +217,34 @@ void kp_threads_after_fork(void)
 	}
 }
 
+/*
+ * Whether this thread runs on a thread pointer that is not glibc's: a
+ * clone child given a TLS of its own (CLONE_SETTLS) that no pthread set
+ * up. Chromium's sandbox chroots from a CLONE_VM|CLONE_VFORK|CLONE_SETTLS
+ * child whose TLS is a zeroed buffer on the parent's stack: there our
+ * TLS variables read as a new thread's, and attaching a block
+ * (pthread_setspecific through the TCB's self pointer, 0) died of
+ * SIGSEGV in every hook mode. glibc's TCB starts with pointers to itself
+ * (x86_64's tcbhead_t: tcb, dtv, self); a zeroed one has none. Such a
+ * thread's calls pass through uncounted, as a vfork child's do.
+ */
+bool kp_tls_foreign(void)
+{
+#if defined(__x86_64__)
+	uintptr_t self;
+	__asm__ volatile("movq %%fs:0x10, %0" : "=r"(self));
+	return self == 0;
+#else
+	return false;
+#endif
+}
+
 bool kp_call_begin_slow(struct kp_call *c, unsigned nr, long arg0)
 {
 	unsigned flags = kp_tls_flags;
 	if (flags & (KP_TLS_VFORK_CHILD | KP_TLS_IN_INIT))
+		return false;
+	if (kp_tls_foreign())
 		return false;
 	if (kp_state != KP_ACTIVE) {
 		/* start-up in progress on another thread (rewrite mode patches

@@ -305,6 +305,9 @@ void kp_account_untimed_kind(unsigned nr, unsigned fd_kind, bool failed, int err
 /* ---- thread blocks (account.c) ---- */
 
 struct kp_thread *kp_thread_attach(void);
+/* The thread's TLS is not glibc's (a clone child with CLONE_SETTLS and a
+ * buffer of the program's): the shim keeps nothing per thread there. */
+bool kp_tls_foreign(void);
 /* This thread is exiting (its pthread key destructor, or its exit syscall). */
 void kp_thread_end(struct kp_thread *t);
 /* kp_thread_end less the block's EXITED state: for a caller still on the

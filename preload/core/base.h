@@ -23,6 +23,10 @@ struct kp_config {
 	/* KPROF_EXEC_SITES: the parent's site cache, for a child image whose
 	 * environment names no home (rewrite/scan.c) */
 	char exec_sites[KP_PATH_MAX];
+	/* valgrind runs the program (its vgpreload_core library in
+	 * LD_PRELOAD): no output process (valgrind refuses its clone), no
+	 * rewritten code or dispatch (it emulates the CPU and the syscalls) */
+	bool valgrind;
 };
 
 struct kp_proc {

@@ -23,6 +23,13 @@
 
 static bool vm_calls_refused;
 
+/* A seccomp filter is about to go in (the shim goes passive): such a
+ * filter may kill for these calls rather than refuse them. */
+void kp_user_mem_direct(void)
+{
+	__atomic_store_n(&vm_calls_refused, true, __ATOMIC_RELAXED);
+}
+
 static long vm_call(long nr, const struct iovec *local, const struct iovec *remote, size_t n)
 {
 	/* a vfork child's calls are not this stream's: left out of `own` */

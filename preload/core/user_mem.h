@@ -35,4 +35,7 @@ int kp_user_write(void *p, const void *buf, size_t n);
  */
 long kp_user_string(const char *p, char *buf, size_t cap);
 
+/* From now on copies are made directly, without process_vm_readv/writev. */
+void kp_user_mem_direct(void);
+
 #endif

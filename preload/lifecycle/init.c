@@ -98,6 +98,9 @@ static void read_config(uint64_t *exec_pid, uint64_t *exec_stream, uint64_t *exe
 			kp_config.events = env_true(s + 13);
 		} else if (strncmp(s, "KPROF_GZIP=", 11) == 0) {
 			kp_config.gzip = env_true(s + 11);
+		} else if (strncmp(s, "LD_PRELOAD=", 11) == 0) {
+			/* valgrind puts its core preload there for its client */
+			kp_config.valgrind = strstr(s + 11, "/vgpreload_core-") != NULL;
 		} else if (strncmp(s, "KPROF_DEBUG=", 12) == 0) {
 			kp_config.debug = env_true(s + 12);
 		} else if (strncmp(s, "KPROF_CLOCK=", 12) == 0) {

@@ -52,6 +52,7 @@
 #define PR_SYS_DISPATCH_OFF 0
 #define PR_SYS_DISPATCH_ON 1
 #define SYSCALL_DISPATCH_FILTER_BLOCK 1
+#define SYSCALL_DISPATCH_FILTER_ALLOW 0
 #endif
 #ifndef SYS_USER_DISPATCH
 #define SYS_USER_DISPATCH 2
@@ -93,6 +94,9 @@ struct sud_site {
 	uint64_t hits;
 };
 static struct sud_site sites[SITES_MAX];
+/* in a dispatch trampoline's page: where the site is, where its call returns */
+#define SUD_SITE_OFF 7
+#define SUD_RET_OFF 28
 static uint64_t tramp_lo = UINT64_MAX, tramp_hi; /* every trampoline page */
 static uint64_t sud_calls, sud_unplaced;
 
@@ -116,19 +120,14 @@ static struct sud_site *site_slot(uint64_t site, bool add)
 	return NULL;
 }
 
-static const uint8_t tramp_down[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
-static const uint8_t tramp_up[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };
-/* where the entry returns to in a trampoline's page: after the lea, the
- * jmp over the site, the site, the movabs and the call */
-#define TRAMP_RETURN_OFFSET (5 + 2 + 8 + 10 + 3)
-
 int kp_sud_tramp_write(uint8_t *b, uint64_t site, uint64_t entry, uint64_t *key)
 {
-	const uint8_t *down = tramp_down, *up = tramp_up;
+	static const uint8_t down[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
+	static const uint8_t up[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };
 	static const uint8_t jmp_abs[] = { 0xff, 0x25, 0, 0, 0, 0 };
 	size_t n = 0;
-	memcpy(b + n, down, sizeof(tramp_down));
-	n += sizeof(tramp_down);
+	memcpy(b + n, down, sizeof(down));
+	n += sizeof(down);
 	b[n++] = 0xeb;
 	b[n++] = 8;
 	memcpy(b + n, &site, 8);
@@ -141,8 +140,9 @@ int kp_sud_tramp_write(uint8_t *b, uint64_t site, uint64_t entry, uint64_t *key)
 	b[n++] = 0xff;
 	b[n++] = 0xd3;
 	*key = (uint64_t)n - 2; /* relative: the caller adds the address */
-	memcpy(b + n, up, sizeof(tramp_up));
-	n += sizeof(tramp_up);
+	_Static_assert(SUD_RET_OFF == 5 + 2 + 8 + 10 + 3, "the trampoline's layout");
+	memcpy(b + n, up, sizeof(up));
+	n += sizeof(up);
 	memcpy(b + n, jmp_abs, sizeof(jmp_abs));
 	n += sizeof(jmp_abs);
 	uint64_t back = site + 2;
@@ -179,20 +179,28 @@ static uint64_t tramp_make(uint64_t site)
 }
 
 /*
- * The range of trampoline pages also holds patch mode's trampolines
- * (tramp.c), placed near each library between pages of these: only a
- * return at this layout's offset into a page of this layout is ours.
+ * A clone child's return address: past the trampoline's `lea
+ * 128(%rsp),%rsp` when the call came from a dispatch trampoline (its
+ * stack is its own). Known exactly, not by range: the pages of patch
+ * mode's jump trampolines (tramp.c) may lie between two dispatch pages,
+ * and a clone3 child of one sent 8 bytes too far died of SIGSEGV
+ * (Chromium's thread start in patch mode).
  */
 uint64_t kp_rw_sud_return(uint64_t ret_addr)
 {
-	if (ret_addr < tramp_lo || ret_addr >= tramp_hi ||
-	    (ret_addr & 4095) != TRAMP_RETURN_OFFSET)
+	if (ret_addr < tramp_lo || ret_addr >= tramp_hi || (ret_addr & 4095) != SUD_RET_OFF)
 		return ret_addr;
-	const uint8_t *page = (const uint8_t *)(uintptr_t)(ret_addr & ~4095ULL);
-	if (memcmp(page, tramp_down, sizeof(tramp_down)) ||
-	    memcmp(page + TRAMP_RETURN_OFFSET, tramp_up, sizeof(tramp_up)))
-		return ret_addr;
-	return ret_addr + sizeof(tramp_up); /* past `lea 128(%rsp),%rsp` */
+	uint64_t page = ret_addr - SUD_RET_OFF, site;
+	memcpy(&site, (const void *)(uintptr_t)(page + SUD_SITE_OFF), sizeof(site));
+	const struct sud_site *s = site_slot(site, false);
+	if (s && __atomic_load_n(&s->tramp, __ATOMIC_ACQUIRE) == page)
+		return ret_addr + 8; /* past `lea 128(%rsp),%rsp` */
+	return ret_addr;
+}
+
+void kp_sud_passive(void)
+{
+	selector = SYSCALL_DISPATCH_FILTER_ALLOW;
 }
 
 /* ---- the program's SIGSYS ---- */

@@ -54,6 +54,9 @@ void kp_sud_exec_failed(void);
 /* Where a clone child on a new stack returns to: past a dispatch
  * trampoline's stack adjustment (the child's stack is its own). */
 uint64_t kp_rw_sud_return(uint64_t ret_addr);
+/* The shim went passive: no syscall instruction is dispatched any more
+ * (the selector opens, for every thread at once). */
+void kp_sud_passive(void);
 /* hook.c: counts an rt_sigreturn that came through dispatch. */
 void kp_rw_count_sigreturn(void);
 

@@ -14,6 +14,7 @@
  * first; exit and rt_sigreturn are counted before they are made. mmap and
  * mprotect that make code executable trigger a rescan.
  */
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <string.h>
@@ -44,8 +45,8 @@ struct clone3_args {
  * Syscalls that are more than a timed call: mmap mprotect munmap
  * rt_sigaction rt_sigprocmask rt_sigreturn mremap clone fork vfork execve
  * exit wait4 exit_group waitid rt_sigsuspend execveat pkey_mprotect clone3
- * prctl (a thread's name). Tested with immediates, no table: a table is one
- * more page per call (see KP_RW_HOT).
+ * prctl (a thread's name, a seccomp filter) seccomp. Tested with
+ * immediates, no table: a table is one more page per call (see KP_RW_HOT).
  */
 #define SPECIAL_LOW ((1ULL << SYS_mmap) | (1ULL << SYS_mprotect) | (1ULL << SYS_munmap) | \
 		     (1ULL << SYS_rt_sigaction) | (1ULL << SYS_rt_sigprocmask) |               \
@@ -58,7 +59,7 @@ static inline __attribute__((always_inline)) bool special(uint64_t nr)
 		return (SPECIAL_LOW >> nr) & 1;
 	return nr == SYS_exit_group || nr == SYS_execveat || nr == SYS_pkey_mprotect ||
 	       nr == SYS_clone3 || nr == SYS_rt_sigsuspend || nr == SYS_waitid ||
-	       nr == SYS_prctl || nr >= KP_SYSCALL_MAX;
+	       nr == SYS_prctl || nr == SYS_seccomp || nr >= KP_SYSCALL_MAX;
 }
 
 static inline __attribute__((always_inline)) long sys_of(const struct kp_rw_frame *f)
@@ -503,7 +504,14 @@ static __attribute__((noinline, cold)) int special_call(struct kp_rw_frame *f)
 	case SYS_waitid:
 		r = wait_call(f);
 		break;
+	case SYS_seccomp:
+		if (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER)
+			kp_rw_sandboxed();
+		r = timed(f, (unsigned)nr);
+		break;
 	case SYS_prctl:
+		if (a[0] == PR_SET_SECCOMP)
+			kp_rw_sandboxed();
 		r = timed(f, (unsigned)nr);
 		if (r == 0 && a[0] == PR_SET_NAME)
 			kp_thread_named((const char *)(uintptr_t)a[1]);

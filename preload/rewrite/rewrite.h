@@ -235,6 +235,14 @@ void kp_rw_start(void);
 const char *kp_rw_sites_handoff(void);
 /* After a successful mmap/mprotect that made [start, +len) executable. */
 void kp_rw_rescan(uint64_t start, uint64_t len);
+/*
+ * Just before the program installs a seccomp filter (prctl PR_SET_SECCOMP,
+ * seccomp SET_MODE_FILTER or STRICT), from every hook mode: the shim goes
+ * passive (sink.h's kp_flush_passive), makes no call of its own from then
+ * on (no rescan, no site helper) and patch mode's dispatch lets every
+ * syscall instruction run as it is.
+ */
+void kp_rw_sandboxed(void);
 /* After a successful munmap, and an mremap that moved a mapping. */
 void kp_rw_unmapped(uint64_t start, uint64_t len);
 void kp_rw_moved(uint64_t old_start, uint64_t old_len, uint64_t new_start);

@@ -16,6 +16,7 @@
  * the byte pair alone.
  */
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,7 +310,7 @@ static void helper_sigchld_drop(long pid)
  * Runs kprof-sites on path; its output (file offsets) into out. The
  * child is a copy of ours that only makes raw syscalls before its exec,
  * with every signal blocked (none of the program's handlers may run in
- * it) and no termination signal. The program's signals wait, blocked,
+ * it), no termination signal and no tracer. The program's signals wait, blocked,
  * until the helper is reaped (helper_sigchld_drop).
  */
 static int run_helper(const char *path, bool plan, struct kp_rw_list *out, uint64_t *skipped)
@@ -328,7 +329,9 @@ static int run_helper(const char *path, bool plan, struct kp_rw_list *out, uint6
 		return (int)err;
 	uint64_t all = ~0ULL, old = 0;
 	kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(all));
-	long pid = kp_raw(SYS_clone, 0, 0, NULL, NULL, 0);
+	/* CLONE_UNTRACED: a ptracer of the program (gdb, strace -f, rr) that
+	 * follows forks must not take the helper for one of its children */
+	long pid = kp_raw(SYS_clone, CLONE_UNTRACED, 0, NULL, NULL, 0);
 	if (pid == 0) {
 		kp_raw(SYS_dup2, fds[1], 1);
 		long null = kp_raw(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR);

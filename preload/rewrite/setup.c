@@ -21,6 +21,7 @@
 #include "../lifecycle/lifecycle.h"
 #include "dispatch.h"
 #include "rewrite.h"
+#include "../core/user_mem.h"
 
 long kp_rw_live_threads;
 bool kp_rw_patching;
@@ -530,6 +531,13 @@ static void start_mode(void)
 	int mode = config();
 	if (mode == HOOK_SYMBOLS)
 		return;
+	if (kp_config.valgrind) {
+		/* its translations of code would not see our patches, and a
+		 * dispatch armed by us would catch its own syscalls */
+		set_why("running under valgrind, which emulates the CPU", 0);
+		kp_debug(why_buf);
+		return;
+	}
 	uint64_t t_start = kp_mono_ns();
 	char self_path[KP_PATH_MAX];
 	/* one read of /proc/self/maps at start: the shim's code, the scan,
@@ -603,9 +611,21 @@ void kp_rw_start(void)
 	kp_proc.coverage = coverage();
 }
 
+void kp_rw_sandboxed(void)
+{
+	kp_flush_passive("a seccomp filter went in (a sandbox): the shim went passive, "
+			 "the process's later calls are not traced");
+	if (kp_state != KP_PASSIVE)
+		return;
+	kp_user_mem_direct();
+	if (kp_sud_on)
+		kp_sud_passive();
+}
+
 void kp_rw_rescan(uint64_t start, uint64_t len)
 {
-	if (!kp_rw_active || holds_lock || !len)
+	/* passive: the site helper is a clone and an exec a sandbox refuses */
+	if (!kp_rw_active || holds_lock || !len || kp_state == KP_PASSIVE)
 		return;
 	int e = errno;
 	unsigned flags = kp_tls_flags;

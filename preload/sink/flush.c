@@ -421,11 +421,13 @@ static void say_loss(bool final)
 }
 
 static int dead_pid;
+static const char *passive_why;
 static uint64_t batch_seq0; /* kp_proc.seq when the latest batch began */
 
 static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 {
-	bool final = kind == KP_FLUSH_EXIT || kind == KP_FLUSH_EXEC || kind == KP_FLUSH_DEATH;
+	bool final = kind == KP_FLUSH_EXIT || kind == KP_FLUSH_EXEC || kind == KP_FLUSH_DEATH ||
+		     kind == KP_FLUSH_PASSIVE;
 	batch_seq0 = kp_proc.seq;
 	if (!kp_proc.pid)
 		kp_learn_pids();
@@ -451,6 +453,12 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 			.bytes = lost.bytes,
 			.reason = errno_text(-lost.err),
 		};
+		kp_rec_drop(w, &d);
+	}
+	if (kind == KP_FLUSH_PASSIVE) {
+		/* nothing lost yet, but nothing more to come: said where
+		 * kanalyze reports losses */
+		struct kp_rec_drop d = { .c = common(), .reason = passive_why };
 		kp_rec_drop(w, &d);
 	}
 	struct kp_thread *recycle[64];
@@ -536,8 +544,37 @@ void kp_flush(enum kp_flush_kind kind, const char *exec_path)
 	if (kp_state != KP_ACTIVE ||
 	    (kp_tls_flags & (KP_TLS_FLUSHING | KP_TLS_VFORK_CHILD | KP_TLS_IN_INIT)))
 		return;
+	/* a thread on a TLS of the program's (no errno there): not ours */
+	if (kp_tls_foreign())
+		return;
 	struct flush_call call = { kind, exec_path };
 	kp_stack_run(flush_on_stack, &call);
+}
+
+static void passive_on_stack(void *arg)
+{
+	const char *why = arg;
+	if (!kp_flush_lock(true))
+		return;
+	unsigned saved = kp_tls_flags;
+	kp_tls_flags |= KP_TLS_FLUSHING;
+	int saved_errno = errno;
+	passive_why = why;
+	do_flush(KP_FLUSH_PASSIVE, NULL);
+	__atomic_store_n(&kp_state, KP_PASSIVE, __ATOMIC_RELEASE);
+	kp_output_close();
+	kp_debug(why);
+	errno = saved_errno;
+	kp_tls_flags = saved;
+	kp_flush_unlock();
+}
+
+void kp_flush_passive(const char *why)
+{
+	if (kp_state != KP_ACTIVE || (kp_tls_flags & (KP_TLS_VFORK_CHILD | KP_TLS_IN_INIT)) ||
+	    kp_tls_foreign() || kp_foreign_process())
+		return;
+	kp_stack_run(passive_on_stack, (void *)why);
 }
 
 void kp_flush_periodic(void)
@@ -554,7 +591,7 @@ void kp_flush_init(void)
 void kp_finish(int64_t status, bool have_status)
 {
 	if (kp_state != KP_ACTIVE || kp_proc.final_done ||
-	    (kp_tls_flags & KP_TLS_VFORK_CHILD) || kp_foreign_process())
+	    (kp_tls_flags & KP_TLS_VFORK_CHILD) || kp_tls_foreign() || kp_foreign_process())
 		return;
 	kp_proc.final_done = true;
 	kp_proc.exit_status = have_status ? status : -1;

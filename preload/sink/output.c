@@ -389,6 +389,13 @@ static void start_output_process(void)
 	 * (systemd's SystemCallFilter=~@process): the descriptor then stays
 	 * in the program's table, as it did before the output process.
 	 */
+	if (kp_config.valgrind) {
+		/* it supports only a thread's or a fork's clone, and exits
+		 * ("Unsupported clone() flags") at any other */
+		kp_debug("running under valgrind: the trace descriptor lives in the "
+			 "program's table");
+		return;
+	}
 	if (kp_raw(SYS_prctl, PR_GET_SECCOMP) == 2) {
 		kp_debug("a seccomp filter is in force: the trace descriptor lives in the "
 			 "program's table");
@@ -689,6 +696,16 @@ void kp_output_before_exec(void)
 	out.tried_remote = false;
 	if (out.is_socket)
 		out.broken = true;
+}
+
+void kp_output_close(void)
+{
+	if (out.fd >= 0)
+		trace_call(close_fn, NULL);
+	out.fd = -1;
+	kp_outproc_stop();
+	out.remote = false;
+	out.broken = true; /* never reopened */
 }
 
 /* execve failed after the final flush: the stream goes on in the same file. */

@@ -24,11 +24,20 @@
 /* KP_FLUSH_MAPS: a periodic batch now, with a `maps` record (dlclose). */
 /* KP_FLUSH_START: the header alone, at start-up (kp_flush_start). */
 /* KP_FLUSH_DEATH: by the output process, the program dead (kp_flush_after_death). */
+/* KP_FLUSH_PASSIVE: the last batch before the shim goes passive (kp_flush_passive). */
 enum kp_flush_kind { KP_FLUSH_PERIODIC, KP_FLUSH_EXIT, KP_FLUSH_EXEC, KP_FLUSH_MAPS,
-		     KP_FLUSH_START, KP_FLUSH_DEATH };
+		     KP_FLUSH_START, KP_FLUSH_DEATH, KP_FLUSH_PASSIVE };
 void kp_flush(enum kp_flush_kind kind, const char *exec_path);
 void kp_flush_after_fork(void);
 void kp_flush_start(void);
+/*
+ * The program is about to install a seccomp filter (a sandbox: Chromium's
+ * renderers), under which the shim's own calls (the output process's
+ * clone, /proc reads, the site helper) may be what kills it: the stream
+ * ends with a last batch whose `drop` record says why, the trace's
+ * descriptor goes, and the shim makes no call of its own from then on.
+ */
+void kp_flush_passive(const char *why);
 /* In the output process, the program having died without its final batch. */
 void kp_flush_after_death(int pid);
 void kp_note_fork(pid_t child, const char *how);
@@ -121,6 +130,9 @@ int kp_output_fd(void);
 /* Moves our descriptor away when the program wants its number. */
 void kp_output_move_away(void);
 void kp_output_exec_failed(void);
+/* The stream ends here for good (kp_flush_passive): no descriptor of ours
+ * and no output process left. */
+void kp_output_close(void);
 /* After the exec record: the output process goes if the execve succeeds. */
 void kp_output_before_exec(void);
 /* The trace file's path (or KPROF_OUT), for messages. */

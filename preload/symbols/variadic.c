@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <sys/ioctl.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -113,6 +114,8 @@ KP_EXPORT int prctl(int option, ...)
 		if (!kp_real.prctl)
 			return (int)kp_raw_result(kp_raw(SYS_prctl, option, a2, a3, a4, a5));
 	}
+	if (option == PR_SET_SECCOMP)
+		kp_rw_sandboxed();
 	struct kp_call c;
 	if (!kp_call_begin(&c, SYS_prctl, option, KP_CALLER()))
 		return KP_PASS(int, kp_real.prctl(option, a2, a3, a4, a5));
@@ -286,6 +289,14 @@ long kp_syscall_hook(long nr, ...)
 		return execve((const char *)a1, (char *const *)a2, (char *const *)a3);
 	case SYS_exit_group:
 		_exit((int)a1);
+	case SYS_seccomp:
+		if (a1 == SECCOMP_SET_MODE_STRICT || a1 == SECCOMP_SET_MODE_FILTER)
+			kp_rw_sandboxed();
+		break;
+	case SYS_prctl:
+		if (a1 == PR_SET_SECCOMP)
+			kp_rw_sandboxed();
+		break;
 	default:
 		break;
 	}
