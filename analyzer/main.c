@@ -360,11 +360,14 @@ static bool report_losses(const struct ka_model *m, const char *name, bool stric
 	struct ka_ends ends;
 	ka_report_ends(stderr, m, &ends);
 	bool lost = missing || m->drops || ends.unended || ends.orphans ||
-		    ends.exec_orphans || ends.silent_live || ends.no_start;
-	char execs[64] = "";
+		    ends.exec_orphans || ends.silent_live || ends.no_start || ends.untraced;
+	char execs[128] = "";
 	if (ends.exec_orphans)
 		snprintf(execs, sizeof(execs), ", %" PRIu64 " execs without a stream",
 			 ends.exec_orphans);
+	if (ends.untraced)
+		snprintf(execs + strlen(execs), sizeof(execs) - strlen(execs),
+			 ", %" PRIu64 " untraced parents", ends.untraced);
 	if (strict && lost)
 		fprintf(stderr, "kanalyze: --strict%s%s: %" PRIu64 " records missing, %" PRIu64
 			" drop records, %" PRIu64 " streams without exit, %" PRIu64

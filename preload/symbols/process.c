@@ -7,6 +7,7 @@
  * flush with the status) and __libc_start_main (main's return value is the
  * exit status).
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -112,6 +113,8 @@ static char *const *child_env(char *const envp[], char **arr, size_t cap,
 
 /* ---- posix_spawn: the kernel sees clone3 (CLONE_VM|CLONE_VFORK) ---- */
 
+#define SPAWN_SEARCH_posix_spawn 0
+#define SPAWN_SEARCH_posix_spawnp KP_EXEC_SEARCH
 #define SPAWN_HOOK(name)                                                       \
 	KP_EXPORT int name(pid_t *restrict pid, const char *restrict path,     \
 			   const posix_spawn_file_actions_t *fa,               \
@@ -130,6 +133,10 @@ static char *const *child_env(char *const envp[], char **arr, size_t cap,
 			env = child_env(envp, env_arr, MAX_ENV_COPY,           \
 					env_scratch, sizeof(env_scratch),      \
 					NULL);                                 \
+		/* why the child's program cannot load us: its fork record */  \
+		if (kp_tracing() && !kp_rw_active)                             \
+			kp_child_exec_check(AT_FDCWD, path,                    \
+					    SPAWN_SEARCH_##name, env, true);   \
 		if (!kp_call_begin(&c, SYS_clone3, 0, KP_CALLER()))            \
 			return KP_PASS(int, kp_real.name(pid, path, fa, attr,  \
 							 argv, env));          \
@@ -183,7 +190,13 @@ static bool format_marker(char *marker, size_t marker_cap)
 	return true;
 }
 
-static void before_exec(unsigned nr, const char *path)
+/*
+ * path NULL: fexecve of the descriptor dirfd. flags: execveat's, plus
+ * KP_EXEC_SEARCH for execvp's search of PATH (the exec record then has
+ * the name as given).
+ */
+static void before_exec(unsigned nr, const char *path, int dirfd, int flags,
+			char *const envp[])
 {
 	if (kp_rw_active) {
 		/* rewrite mode: the syscall hook counts and flushes each execve;
@@ -196,12 +209,19 @@ static void before_exec(unsigned nr, const char *path)
 	/* the exec record's copy: a path execve refuses with EFAULT (bad,
 	 * or without its NUL before an unmapped page) must not fault here */
 	char copy[KP_PATH_MAX];
-	kp_user_string(path, copy, sizeof(copy));
-	kp_flush(KP_FLUSH_EXEC, copy);
+	if (path)
+		kp_user_string(path, copy, sizeof(copy));
+	else
+		copy[0] = 0;
+	/* whether the new image can load us: the exec record says why not */
+	kp_proc.exec_not_entered = kp_exec_not_entered(dirfd, copy, path ? flags : AT_EMPTY_PATH,
+						       envp, kp_child_env_follows());
+	kp_flush(KP_FLUSH_EXEC, path ? copy : "(descriptor)");
 }
 
 static int exec_failed(unsigned nr, int e)
 {
+	kp_proc.exec_not_entered = NULL;
 	kp_output_exec_failed();
 	/* counted before the call: add the failure only */
 	if (!kp_rw_active)
@@ -226,9 +246,16 @@ static int exec_failed(unsigned nr, int e)
 		env = child_env((envp_in), env_arr, MAX_ENV_COPY,              \
 				env_scratch, sizeof(env_scratch), NULL);
 
+/* A vfork child's exec: why the shim cannot be in it, for the parent's
+ * fork record (rewrite mode: its syscall hook says it). */
+#define EXEC_CHILD_NOTE(dirfd, path, flags)                                    \
+	if (!traced && kp_state == KP_ACTIVE && !kp_rw_active &&               \
+	    (kp_tls_flags & KP_TLS_VFORK_CHILD))                               \
+		kp_child_exec_check(dirfd, path, flags, env, true);
+
 /* Final flush first: it also learns the pid the marker carries. */
-#define EXEC_PREPARE(nr, path, envp_in)                                        \
-	before_exec(nr, path);                                                 \
+#define EXEC_PREPARE(nr, dirfd, path, flags, envp_in)                          \
+	before_exec(nr, path, dirfd, flags, envp_in);                          \
 	env = child_env((envp_in), env_arr, MAX_ENV_COPY, env_scratch,         \
 			sizeof(env_scratch),                                   \
 			format_marker(marker, sizeof(marker)) ? marker : NULL);
@@ -236,9 +263,10 @@ static int exec_failed(unsigned nr, int e)
 KP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	EXEC_PROLOGUE(execve, envp)
+	EXEC_CHILD_NOTE(AT_FDCWD, path, 0)
 	if (!traced)
 		return kp_real.execve(path, argv, env);
-	EXEC_PREPARE(SYS_execve, path, envp)
+	EXEC_PREPARE(SYS_execve, AT_FDCWD, path, 0, envp)
 	kp_real.execve(path, argv, env);
 	return exec_failed(SYS_execve, errno);
 }
@@ -247,9 +275,10 @@ KP_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 		       char *const envp[], int flags)
 {
 	EXEC_PROLOGUE(execveat, envp)
+	EXEC_CHILD_NOTE(dirfd, path, flags)
 	if (!traced)
 		return kp_real.execveat(dirfd, path, argv, env, flags);
-	EXEC_PREPARE(SYS_execveat, path, envp)
+	EXEC_PREPARE(SYS_execveat, dirfd, path, flags, envp)
 	kp_real.execveat(dirfd, path, argv, env, flags);
 	return exec_failed(SYS_execveat, errno);
 }
@@ -257,9 +286,10 @@ KP_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 KP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	EXEC_PROLOGUE(fexecve, envp)
+	EXEC_CHILD_NOTE(fd, "", AT_EMPTY_PATH)
 	if (!traced)
 		return kp_real.fexecve(fd, argv, env);
-	EXEC_PREPARE(SYS_execveat, "(descriptor)", envp)
+	EXEC_PREPARE(SYS_execveat, fd, NULL, 0, envp)
 	kp_real.fexecve(fd, argv, env);
 	return exec_failed(SYS_execveat, errno);
 }
@@ -267,9 +297,10 @@ KP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 KP_EXPORT int execv(const char *path, char *const argv[])
 {
 	EXEC_PROLOGUE(execve, environ)
+	EXEC_CHILD_NOTE(AT_FDCWD, path, 0)
 	if (!traced)
 		return kp_real.execve(path, argv, env);
-	EXEC_PREPARE(SYS_execve, path, environ)
+	EXEC_PREPARE(SYS_execve, AT_FDCWD, path, 0, environ)
 	kp_real.execve(path, argv, env);
 	return exec_failed(SYS_execve, errno);
 }
@@ -277,9 +308,10 @@ KP_EXPORT int execv(const char *path, char *const argv[])
 KP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	EXEC_PROLOGUE(execvpe, envp)
+	EXEC_CHILD_NOTE(AT_FDCWD, file, KP_EXEC_SEARCH)
 	if (!traced)
 		return kp_real.execvpe(file, argv, env);
-	EXEC_PREPARE(SYS_execve, file, envp)
+	EXEC_PREPARE(SYS_execve, AT_FDCWD, file, KP_EXEC_SEARCH, envp)
 	kp_real.execvpe(file, argv, env);
 	return exec_failed(SYS_execve, errno);
 }
