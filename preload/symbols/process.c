@@ -134,7 +134,7 @@ static char *const *child_env(char *const envp[], char **arr, size_t cap,
 					env_scratch, sizeof(env_scratch),      \
 					NULL);                                 \
 		/* why the child's program cannot load us: its fork record */  \
-		if (kp_tracing() && !kp_rw_active)                             \
+		if (kp_tracing())                                              \
 			kp_child_exec_check(AT_FDCWD, path,                    \
 					    SPAWN_SEARCH_##name, env, true);   \
 		if (!kp_call_begin(&c, SYS_clone3, 0, KP_CALLER()))            \
