@@ -258,8 +258,11 @@ static json_t *orphans_json(const struct ka_model *m, int *err)
 		set(j, "stream", jid(f->stream), err);
 		set(j, "child", jint(f->child), err);
 		set(j, "how", jstr(f->how[0] ? f->how : "fork"), err);
-		set(j, "not_entered", f->why[0] ? jstr(f->why) : json_null(), err);
-		set(j, "path", f->why[0] ? jstr(f->path) : json_null(), err);
+		if (f->why[0]) {
+			/* the shim's word on the child's program */
+			set(j, "not_entered", jstr(f->why), err);
+			set(j, "path", jstr(f->path), err);
+		}
 		append(list, j, err);
 	}
 	return list;
@@ -276,7 +279,8 @@ static json_t *exec_orphans_json(const struct ka_model *m, int *err)
 		set(j, "pid", jint(s->pid), err);
 		set(j, "stream", jid(s->stream), err);
 		set(j, "path", jstr(s->exec_path), err);
-		set(j, "not_entered", s->exec_why[0] ? jstr(s->exec_why) : json_null(), err);
+		if (s->exec_why[0])
+			set(j, "not_entered", jstr(s->exec_why), err);
 		append(list, j, err);
 	}
 	return list;
