@@ -151,18 +151,24 @@ static const char *file_why(long fd)
 		return NULL; /* a script, or not ours to judge */
 	if (h.eh.e_ident[EI_CLASS] != ELFCLASS64 || h.eh.e_machine != KP_EM)
 		return "foreign-elf";
-	if (h.eh.e_phentsize != sizeof(Elf64_Phdr) || h.eh.e_phnum == 0 ||
-	    h.eh.e_phnum > 64)
+	if (h.eh.e_phentsize != sizeof(Elf64_Phdr) || h.eh.e_phnum == 0)
 		return NULL;
-	Elf64_Phdr ph[64];
-	size_t len = h.eh.e_phnum * sizeof(Elf64_Phdr);
-	if (h.eh.e_phoff + len <= (uint64_t)got)
-		memcpy(ph, h.b + h.eh.e_phoff, len);
-	else if (kp_raw(SYS_pread64, fd, ph, len, h.eh.e_phoff) != (long)len)
-		return NULL;
-	for (size_t i = 0; i < h.eh.e_phnum; i++)
-		if (ph[i].p_type == PT_INTERP)
+	/* PT_INTERP comes early: the first bytes hold it, read more only
+	 * when needed, a few headers at a time (a vfork child's stack may be
+	 * small) */
+	Elf64_Phdr ph[8];
+	for (size_t i = 0; i < h.eh.e_phnum;) {
+		size_t k = h.eh.e_phnum - i < 8 ? h.eh.e_phnum - i : 8;
+		uint64_t off = h.eh.e_phoff + i * sizeof(Elf64_Phdr), len = k * sizeof(Elf64_Phdr);
+		if (off + len <= (uint64_t)got && off + len > off)
+			memcpy(ph, h.b + off, len);
+		else if (kp_raw(SYS_pread64, fd, ph, len, off) != (long)len)
 			return NULL;
+		for (size_t j = 0; j < k; j++)
+			if (ph[j].p_type == PT_INTERP)
+				return NULL;
+		i += k;
+	}
 	/* the dynamic loader run as a program loads LD_PRELOAD itself */
 	const char *ld = own_interp();
 	struct stat lst;
@@ -249,14 +255,15 @@ __thread char kp_child_path[256];
 void kp_child_exec_check(int dirfd, const char *path, int flags, char *const envp[],
 			 bool env_followed)
 {
-	char copy[KP_PATH_MAX];
-	if (kp_user_string(path, copy, sizeof(copy)) == -EFAULT)
-		copy[0] = 0;
-	kp_child_why = kp_exec_not_entered(dirfd, copy, flags, envp, env_followed);
-	size_t n = strlen(copy);
-	if (n >= sizeof(kp_child_path))
+	/* small: this may run on a vfork or spawn child's stack */
+	char copy[1024];
+	long n = kp_user_string(path, copy, sizeof(copy));
+	kp_child_why = n < 0 ? NULL : kp_exec_not_entered(dirfd, copy, flags, envp, env_followed);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(kp_child_path))
 		n = sizeof(kp_child_path) - 1;
-	memcpy(kp_child_path, copy, n);
+	memcpy(kp_child_path, copy, (size_t)n);
 	kp_child_path[n] = 0;
 }
 

@@ -145,8 +145,9 @@ static bool cache_fallback(const char *runtime_dir, const char *tmp)
 /*
  * The cache directory: the parent image's when it is the one our
  * environment names (checked there), else ours checked, made when
- * missing; where that cannot be, a fallback (cache_fallback), said in
- * the header and with KPROF_DEBUG=1. Its entries are trusted as ours:
+ * missing; where that cannot be, the parent image's fallback, else one
+ * of our own (cache_fallback), said in the header and, by the image that
+ * chose it, with KPROF_DEBUG=1. Its entries are trusted as ours:
  * nobody else can write there.
  */
 static void cache_dir_init(void)
@@ -218,6 +219,14 @@ check:
 	note_add("cannot use ", cache_dir,
 		 " (not a directory of ours that only we can write, and cannot be made one)");
 fallback:
+	/* the parent image's fallback, handed down: it said so already */
+	if (kp_config.exec_sites[0] == '/' && strlen(kp_config.exec_sites) < sizeof(cache_dir) &&
+	    dir_is_ours(kp_config.exec_sites)) {
+		strcpy(cache_dir, kp_config.exec_sites);
+		note_add(": using ", cache_dir, " instead");
+		kp_proc.site_cache_note = cache_note;
+		goto ours;
+	}
 	if (!cache_fallback(runtime_dir, tmp_dir)) {
 		cache_dir[0] = 0;
 		note_add(": no site cache, every process sweeps its libraries again", NULL, NULL);
