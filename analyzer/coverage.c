@@ -14,6 +14,7 @@
 
 #include "coverage.h"
 #include "syscalls.h"
+#include "views.h"
 
 struct cov_row {
 	uint64_t nr, a, b;
@@ -421,6 +422,10 @@ int ka_report_coverage(FILE *out, const struct ka_model *a,
 			fputc('\n', out);
 			print_accounting(out, &acc);
 		}
+		if (ka_untraced_count(a)) {
+			fprintf(out, "\nA's producer could not enter these processes:\n\n");
+			ka_report_untraced(out, a, "- ");
+		}
 		goto out;
 	}
 	int w = 7;
@@ -452,6 +457,11 @@ int ka_report_coverage(FILE *out, const struct ka_model *a,
 	else
 		fprintf(out, "B's calls include the loaders', the shim's own and those of processes "
 			     "A did not trace; --after-start (B with --events) accounts for each.\n");
+	/* what A's producer said it could not enter (B may have seen them) */
+	if (ka_untraced_count(a)) {
+		fprintf(out, "A's producer could not enter these processes:\n");
+		ka_report_untraced(out, a, "  ");
+	}
 	fprintf(out, "=== End Coverage ===\n");
 out:
 	free(acc.from_start);

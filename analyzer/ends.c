@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "views.h"
@@ -49,21 +50,44 @@ void ka_report_ends(FILE *out, const struct ka_model *m, struct ka_ends *ends)
 		const struct ka_fork_note *f = &m->forks[i];
 		if (!ka_model_fork_orphan(m, f))
 			continue;
-		fprintf(out, "kanalyze: fork child pid %" PRIu64 " of pid %" PRIu64
-			" has no stream (%s: %s)\n", f->child, f->pid,
-			f->how[0] ? f->how : "fork", orphan_why(m, f));
+		if (f->why[0])
+			fprintf(out, "kanalyze: fork child pid %" PRIu64 " of pid %" PRIu64
+				" has no stream (%s of %s: %s)\n", f->child, f->pid,
+				f->how[0] ? f->how : "fork", f->path, ka_untraced_reason(f->why));
+		else
+			fprintf(out, "kanalyze: fork child pid %" PRIu64 " of pid %" PRIu64
+				" has no stream (%s: %s)\n", f->child, f->pid,
+				f->how[0] ? f->how : "fork", orphan_why(m, f));
 		ends->orphans++;
 	}
 	for (size_t i = 0; i < m->n_streams; i++) {
 		const struct ka_stream *s = &m->streams[i];
 		if (!ka_model_exec_orphan(m, s))
 			continue;
-		fprintf(out, "kanalyze: the exec of %s by pid %" PRIu64 " has no stream after it "
-			"(the shim was not loaded in the new program: a static or setuid "
-			"program, or one the dynamic loader could not preload it into; or its "
-			"trace is not among the inputs): its calls are not in the profile\n",
-			s->exec_path, s->pid);
+		if (s->exec_why[0])
+			fprintf(out, "kanalyze: the exec of %s by pid %" PRIu64 " has no stream "
+				"after it (%s): its calls are not in the profile\n",
+				s->exec_path, s->pid, ka_untraced_reason(s->exec_why));
+		else
+			fprintf(out, "kanalyze: the exec of %s by pid %" PRIu64 " has no stream "
+				"after it (the shim was not loaded in the new program: a static or "
+				"setuid program, or one the dynamic loader could not preload it "
+				"into; or its trace is not among the inputs): its calls are not in "
+				"the profile\n", s->exec_path, s->pid);
 		ends->exec_orphans++;
+	}
+	/* the parents the traced said were not (the rest are named above) */
+	struct ka_untraced *list;
+	size_t n;
+	if (!ka_untraced_list(m, &list, &n)) {
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(list[i].seen, "parent") != 0)
+				continue;
+			fputs("kanalyze: ", out);
+			ka_untraced_line(out, m, &list[i], "");
+			ends->untraced++;
+		}
+		free(list);
 	}
 	ends->silent_live = m->silent_live;
 	for (size_t i = 0; i < m->n_damaged; i++)

@@ -181,6 +181,9 @@ static const char usage_text[] =
 "ended (shown as detached). JSON lists them in \"unended\" and\n"
 "\"forks_without_stream\"; each process has \"ending\": exit, detached, exec,\n"
 "unknown, running (a --listen producer still connected at the end) or empty.\n"
+"Processes of the run the shim could not enter (a static or setuid program,\n"
+"said by the traced ones) are named with why, and kbpf-trace as the way to\n"
+"see them; JSON \"not_traced\".\n"
 "\n"
 "Exit status:\n"
 "  0  profile printed, every input read completely (losses the inputs\n"
@@ -360,11 +363,14 @@ static bool report_losses(const struct ka_model *m, const char *name, bool stric
 	struct ka_ends ends;
 	ka_report_ends(stderr, m, &ends);
 	bool lost = missing || m->drops || ends.unended || ends.orphans ||
-		    ends.exec_orphans || ends.silent_live || ends.no_start;
-	char execs[64] = "";
+		    ends.exec_orphans || ends.silent_live || ends.no_start || ends.untraced;
+	char execs[128] = "";
 	if (ends.exec_orphans)
 		snprintf(execs, sizeof(execs), ", %" PRIu64 " execs without a stream",
 			 ends.exec_orphans);
+	if (ends.untraced)
+		snprintf(execs + strlen(execs), sizeof(execs) - strlen(execs),
+			 ", %" PRIu64 " untraced parents", ends.untraced);
 	if (strict && lost)
 		fprintf(stderr, "kanalyze: --strict%s%s: %" PRIu64 " records missing, %" PRIu64
 			" drop records, %" PRIu64 " streams without exit, %" PRIu64

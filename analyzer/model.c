@@ -56,6 +56,11 @@ static void stream_free_header(struct ka_stream *s)
 	free(s->kernel);
 	free(s->coverage);
 	free(s->hook_mode);
+	free(s->up_exe);
+	s->up_exe = NULL;
+	s->up_pid = 0;
+	free(s->site_cache_note);
+	s->site_cache_note = NULL;
 	free(s->own);
 	free(s->own_startup);
 	free(s->dispatch_sites);
@@ -629,7 +634,7 @@ static int on_header(struct ka_model *m, const msgpack_object *map,
 					     "time_ns", "interval_ms" };
 	static const char *const strs[] = { "producer", "origin", "exe", "host",
 					    "kernel", "arch", "coverage",
-					    "hook_mode" };
+					    "hook_mode", "runtime", "site_cache_note" };
 	for (size_t i = 0; i < sizeof(uints) / sizeof(uints[0]); i++)
 		if ((err = GET_UINT(map, uints[i], &u, bad)))
 			return err;
@@ -645,6 +650,17 @@ static int on_header(struct ka_model *m, const msgpack_object *map,
 		return err;
 	if (clock && ((err = GET_UINT(clock, "monotonic_ns", &u, bad)) ||
 		      (err = GET_UINT(clock, "realtime_ns", &u, bad))))
+		return err;
+	const msgpack_object *up = kp_map_get(map, "untraced_parent");
+	if (up && up->type != MSGPACK_OBJECT_MAP) {
+		bad->key = "untraced_parent";
+		bad->want = "map";
+		return -EINVAL;
+	}
+	char up_why[24];
+	if (up && ((err = NEED_UINT(up, "pid", &u, bad)) ||
+		   (err = copy_name(up, "why", up_why, sizeof(up_why), bad)) ||
+		   (err = copy_name(up, "exe", up_why, sizeof(up_why), bad))))
 		return err;
 
 	struct ka_stream *s;
@@ -667,8 +683,16 @@ static int on_header(struct ka_model *m, const msgpack_object *map,
 	    (err = get_str(map, "host", &s->host, bad)) ||
 	    (err = get_str(map, "kernel", &s->kernel, bad)) ||
 	    (err = get_str(map, "coverage", &s->coverage, bad)) ||
-	    (err = get_str(map, "hook_mode", &s->hook_mode, bad)))
+	    (err = get_str(map, "hook_mode", &s->hook_mode, bad)) ||
+	    (err = copy_name(map, "runtime", s->runtime, sizeof(s->runtime), bad)) ||
+	    (err = get_str(map, "site_cache_note", &s->site_cache_note, bad)))
 		return err;
+	if (up) {
+		GET_UINT(up, "pid", &s->up_pid, bad);
+		if ((err = copy_name(up, "why", s->up_why, sizeof(s->up_why), bad)) ||
+		    (err = get_str(up, "exe", &s->up_exe, bad)))
+			return err;
+	}
 	if (argv && argv->via.array.size) {
 		s->argv = calloc(argv->via.array.size, sizeof(*s->argv));
 		if (!s->argv)
@@ -1248,8 +1272,8 @@ bool ka_model_exec_orphan(const struct ka_model *m, const struct ka_stream *s)
 {
 	/* the whole traced tree only, as for forks; kbpf-trace's streams
 	 * go on through an exec */
-	if (!m->forks_checked || !s->exec_path || s->have_exit || s->exec_key <= s->activity_key ||
-	    (s->producer && strcmp(s->producer, "bpf") == 0))
+	if ((!m->forks_checked && !s->exec_why[0]) || !s->exec_path || s->have_exit ||
+	    s->exec_key <= s->activity_key || (s->producer && strcmp(s->producer, "bpf") == 0))
 		return false;
 	for (size_t i = 0; i < m->n_streams; i++) {
 		const struct ka_stream *t = &m->streams[i];
@@ -1266,8 +1290,10 @@ bool ka_model_exec_orphan(const struct ka_model *m, const struct ka_stream *s)
 
 bool ka_model_fork_orphan(const struct ka_model *m, const struct ka_fork_note *f)
 {
-	/* a filter (--pid) that left the parent out leaves its children out */
-	return f->orphan && ka_model_has_pid(m, f->pid);
+	/* a filter (--pid) that left the parent out leaves its children out;
+	 * a child the shim said it cannot enter needs no whole tree */
+	return (f->orphan || (f->why[0] && !m->forks_checked && !ka_model_has_pid(m, f->child))) &&
+	       ka_model_has_pid(m, f->pid);
 }
 
 static int u64_order(const void *a, const void *b)
@@ -1315,8 +1341,8 @@ static int on_lifecycle(struct ka_model *m, const char *type,
 	    (err = GET_UINT(map, "stream", &id, bad)) ||
 	    (err = GET_UINT(map, "child", &u, bad)))
 		return err;
-	static const char *const strs[] = { "how", "path" };
-	for (size_t i = 0; i < 2; i++) {
+	static const char *const strs[] = { "how", "path", "not_entered" };
+	for (size_t i = 0; i < 3; i++) {
 		const msgpack_object *o = kp_map_get(map, strs[i]);
 		if (o && o->type != MSGPACK_OBJECT_STR) {
 			bad->key = strs[i];
@@ -1336,12 +1362,16 @@ static int on_lifecycle(struct ka_model *m, const char *type,
 		const msgpack_object *how = kp_map_get(map, "how");
 		for (uint32_t i = 0; how && i < how->via.str.size && i + 1 < sizeof(f->how); i++)
 			f->how[i] = how->via.str.ptr[i] ? how->via.str.ptr[i] : '?';
+		if ((err = copy_name(map, "not_entered", f->why, sizeof(f->why), bad)) ||
+		    (err = copy_name(map, "path", f->path, sizeof(f->path), bad)))
+			return err;
 	}
 	if (strcmp(type, KP_REC_EXEC) == 0 && id) {
 		struct ka_stream *s;
 		if ((err = stream_get(m, pid, id, &s)))
 			return err;
-		if ((err = get_str(map, "path", &s->exec_path, bad)))
+		if ((err = get_str(map, "path", &s->exec_path, bad)) ||
+		    (err = copy_name(map, "not_entered", s->exec_why, sizeof(s->exec_why), bad)))
 			return err;
 		if (!s->exec_path && !(s->exec_path = strdup("?")))
 			return -ENOMEM;

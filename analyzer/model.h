@@ -119,6 +119,16 @@ struct ka_stream {
 	bool exit_detached; /* kbpf-trace: tracing ended while it went on running */
 	bool exit_after_death; /* the shim's output process wrote it: killed */
 	char *exec_path; /* the image replaced itself with this (exec record) */
+	/* the exec record's not_entered: why the new image cannot load the
+	 * shim ("static", "setuid", ...); "": not said */
+	char exec_why[24];
+	/* the header's untraced_parent (pid 0: none): a parent meant to be
+	 * traced that is not, its executable and why */
+	uint64_t up_pid;
+	char *up_exe;
+	char up_why[24];
+	char runtime[16];	 /* the header's runtime ("go"); "": not said */
+	char *site_cache_note;	 /* the header's site_cache_note, or NULL */
 	/*
 	 * Where the stream's last record ends (the one with the highest seq;
 	 * without seq, the last one read): a stream that did not end is
@@ -171,6 +181,10 @@ struct ka_fork_note {
 	uint64_t pid, stream, child;
 	char how[24];
 	bool orphan; /* no stream of the child pid in the inputs (ka_model_check_forks) */
+	/* the shim's word that the child's exec cannot load it (not_entered;
+	 * "": not said) and the path it exec'd */
+	char why[24];
+	char path[256];
 };
 
 struct ka_model {

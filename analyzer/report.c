@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "views.h"
 
 int ka_report_profile(struct ka_profile *p, const struct ka_model *m,
 		      const struct ka_stream *s, const struct ka_thread *t,
@@ -225,6 +226,14 @@ void ka_report_footer(FILE *out, const struct ka_model *m, const char *prefix)
 			" in its start-up), %" PRIu64 " calls in progress at an exit; "
 			"kanalyze --coverage --after-start accounts for them and the loader's\n",
 			prefix, own, own_startup, in_progress);
+	/* what the shim said it could not see */
+	if (ka_untraced_count(m)) {
+		fprintf(out, "%sNot traced:\n", prefix);
+		char sub[16];
+		snprintf(sub, sizeof(sub), "%s  ", prefix);
+		ka_report_untraced(out, m, sub);
+	}
+	ka_report_header_notes(out, m, prefix);
 	if (m->unknown_records)
 		fprintf(out, "%sSkipped: %" PRIu64 " records of unknown type\n",
 			prefix, m->unknown_records);

@@ -258,6 +258,11 @@ static json_t *orphans_json(const struct ka_model *m, int *err)
 		set(j, "stream", jid(f->stream), err);
 		set(j, "child", jint(f->child), err);
 		set(j, "how", jstr(f->how[0] ? f->how : "fork"), err);
+		if (f->why[0]) {
+			/* the shim's word on the child's program */
+			set(j, "not_entered", jstr(f->why), err);
+			set(j, "path", jstr(f->path), err);
+		}
 		append(list, j, err);
 	}
 	return list;
@@ -274,8 +279,34 @@ static json_t *exec_orphans_json(const struct ka_model *m, int *err)
 		set(j, "pid", jint(s->pid), err);
 		set(j, "stream", jid(s->stream), err);
 		set(j, "path", jstr(s->exec_path), err);
+		if (s->exec_why[0])
+			set(j, "not_entered", jstr(s->exec_why), err);
 		append(list, j, err);
 	}
+	return list;
+}
+
+/* Processes of the run the shim could not enter (untraced.c). */
+static json_t *untraced_json(const struct ka_model *m, int *err)
+{
+	json_t *list = json_array();
+	struct ka_untraced *u;
+	size_t n;
+	if (!list || ka_untraced_list(m, &u, &n)) {
+		*err = -ENOMEM;
+		return list;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *j = json_object();
+		set(j, "pid", jint(u[i].pid), err);
+		set(j, "exe", jstr(u[i].exe), err);
+		set(j, "why", jstr(u[i].why), err);
+		set(j, "reason", jstr(ka_untraced_reason(u[i].why)), err);
+		set(j, "seen", jstr(u[i].seen), err);
+		set(j, "by_pid", jint(u[i].by_pid), err);
+		append(list, j, err);
+	}
+	free(u);
 	return list;
 }
 
@@ -305,6 +336,9 @@ static json_t *stream_json(const struct ka_model *m, const struct ka_stream *s,
 	set(j, "exit_status", s->have_exit ? json_integer(s->exit_status) :
 					      json_null(), err);
 	set(j, "exec_path", s->exec_path ? jstr(s->exec_path) : json_null(), err);
+	set(j, "runtime", s->runtime[0] ? jstr(s->runtime) : json_null(), err);
+	set(j, "site_cache_note", s->site_cache_note ? jstr(s->site_cache_note) : json_null(),
+	    err);
 	set(j, "ending", jstr(end_name(m, s)), err);
 	set(j, "empty_file", jstr(s->empty_file), err);
 	set(j, "exit_signal", s->have_exit ? jint(s->exit_signal) : json_null(),
@@ -439,6 +473,7 @@ int ka_report_json(FILE *out, const struct ka_model *m,
 	set(root, "fork_children_checked", json_boolean(m->forks_checked), &err);
 	set(root, "forks_without_stream", orphans_json(m, &err), &err);
 	set(root, "execs_without_stream", exec_orphans_json(m, &err), &err);
+	set(root, "not_traced", untraced_json(m, &err), &err);
 
 	json_t *counts = json_object();
 	if (counts) {

@@ -395,6 +395,13 @@ static void print_hook_coverage(FILE *out, const struct ka_model *m)
 		if (!strcmp(runs.producer[k], "preload"))
 			snprintf(label, sizeof(label), "coverage of the preload streams (%" PRIu64 ")",
 				 runs.streams[k]);
+	/* a process of the run the shim could not enter: not complete */
+	size_t untraced = ka_untraced_count(m);
+	if (untraced) {
+		fprintf(out, "coverage: incomplete: %zu process%s of the run not traced (named "
+			     "below)\n", untraced, untraced == 1 ? "" : "es");
+		snprintf(label, sizeof(label), "coverage of the traced processes");
+	}
 	if (strcmp(mode, "rewrite") == 0)
 		fprintf(out, "%s: complete after start-up\n", label);
 	else if (strcmp(mode, "patch") == 0)
@@ -404,6 +411,7 @@ static void print_hook_coverage(FILE *out, const struct ka_model *m)
 	else
 		fprintf(out, "%s: mixed — some processes complete after "
 			     "start-up, some libc exported functions only\n", label);
+	ka_report_go_note(out, m, "coverage: ");
 }
 
 int ka_report_table(FILE *out, const struct ka_model *m,

@@ -7,7 +7,8 @@
  * kanalyze says which runs and producers it merged. A run is a tree of
  * streams: its root started (or was attached to) with no parent among
  * the streams of its producer; the roots one producer attached to are one
- * run (kbpf-trace -p A,B, the only producer that attaches).
+ * run (kbpf-trace -p A,B, the only producer that attaches). The children
+ * of a parent the shim could not enter (untraced_parent) are one run.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -35,13 +36,31 @@ static bool has_parent(const struct ka_model *m, const struct ka_stream *s)
 	return false;
 }
 
+/*
+ * A parent the shim could not enter (the header's untraced_parent) is of
+ * the run: its children are one run, under the first of them, and none
+ * is a root when a traced stream started it (its fork record).
+ */
+static bool untraced_parent_of_run(const struct ka_model *m, const struct ka_stream *s)
+{
+	if (!s->up_pid)
+		return false;
+	for (size_t i = 0; i < m->n_forks; i++)
+		if (m->forks[i].child == s->up_pid && ka_model_has_pid(m, m->forks[i].pid))
+			return true;
+	for (const struct ka_stream *t = m->streams; t < s; t++)
+		if (t->up_pid == s->up_pid && t->have_header && !strcmp(producer_of(t), producer_of(s)))
+			return true;
+	return false;
+}
+
 static bool is_root(const struct ka_model *m, const struct ka_stream *s)
 {
 	if (!s->have_header || !s->origin)
 		return false;
 	if (strcmp(s->origin, "start") && strcmp(s->origin, "attach"))
 		return false;
-	return !has_parent(m, s);
+	return !has_parent(m, s) && !untraced_parent_of_run(m, s);
 }
 
 void ka_runs_coverage(const struct ka_model *m, const char *producer,

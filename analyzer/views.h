@@ -154,9 +154,36 @@ struct ka_ends {
 	uint64_t exec_orphans; /* execs whose new image has no stream */
 	uint64_t silent_live; /* --listen connections still open, nothing received */
 	uint64_t no_start;    /* inputs without a stream start (empty, headerless) */
+	uint64_t untraced;    /* processes of the run the shim could not enter */
 };
 /* Prints one line per unended stream and per child without a stream. */
 void ka_report_ends(FILE *out, const struct ka_model *m, struct ka_ends *ends);
+
+/*
+ * untraced.c: processes of the run the shim could not enter, each once
+ * (by pid, none with a stream of its own): seen "exec" (an exec record's
+ * not_entered), "child" (a fork record's) or "parent" (a header's
+ * untraced_parent); exe and why point into the model.
+ */
+struct ka_untraced {
+	uint64_t pid;
+	const char *exe, *why, *seen;
+	uint64_t by_pid; /* the traced process that said it */
+};
+/* A malloc'd list into *out (may be NULL when *n_out is 0): 0 or -ENOMEM. */
+int ka_untraced_list(const struct ka_model *m, struct ka_untraced **out, size_t *n_out);
+size_t ka_untraced_count(const struct ka_model *m);
+/* The sentence for a not_entered code ("static": "static binary, ..."). */
+const char *ka_untraced_reason(const char *why);
+/* "pid N (EXE), the parent of ..., was not traced: WHY; trace it with ..." */
+void ka_untraced_line(FILE *out, const struct ka_model *m, const struct ka_untraced *u,
+		      const char *prefix);
+/* One such line each; their number. */
+size_t ka_report_untraced(FILE *out, const struct ka_model *m, const char *prefix);
+/* The headers' notes on the site cache, each distinct one once. */
+void ka_report_header_notes(FILE *out, const struct ka_model *m, const char *prefix);
+/* A Go program traced in symbol mode: what that mode cannot see of it. */
+void ka_report_go_note(FILE *out, const struct ka_model *m, const char *prefix);
 
 /* blocking.c: EAGAIN retries per logical operation, from events; per
  * descriptor kind when the events carry it. Table, or JSON with o. */

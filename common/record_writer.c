@@ -118,7 +118,8 @@ static void begin_record(struct kp_writer *w, const char *type,
 void kp_rec_header(struct kp_writer *w, const struct kp_rec_header *h)
 {
 	begin_record(w, KP_REC_HEADER, &h->c,
-		     14 + !!h->hook_mode + !!h->clock_source + !!h->comm);
+		     14 + !!h->hook_mode + !!h->clock_source + !!h->comm +
+			     !!h->untraced_parent_pid + !!h->runtime + !!h->site_cache_note);
 	put_kv_u64(w, "version", KP_FORMAT_VERSION);
 	put_kv_str(w, "producer", h->producer);
 	put_kv_u64(w, "ppid", h->ppid);
@@ -145,6 +146,17 @@ void kp_rec_header(struct kp_writer *w, const struct kp_rec_header *h)
 	put_kv_str(w, "coverage", h->coverage);
 	put_kv_bool(w, "events", h->events);
 	put_kv_u64(w, "interval_ms", h->interval_ms);
+	if (h->untraced_parent_pid) {
+		put_key(w, "untraced_parent");
+		msgpack_pack_map(&w->pk, 3);
+		put_kv_u64(w, "pid", h->untraced_parent_pid);
+		put_kv_str(w, "exe", h->untraced_parent_exe);
+		put_kv_str(w, "why", h->untraced_parent_why);
+	}
+	if (h->runtime)
+		put_kv_str(w, "runtime", h->runtime);
+	if (h->site_cache_note)
+		put_kv_str(w, "site_cache_note", h->site_cache_note);
 }
 
 void kp_rec_aggregate_begin(struct kp_writer *w, const struct kp_rec_common *c,
@@ -342,19 +354,38 @@ void kp_rec_event_fd(struct kp_writer *w, uint64_t start_ns,
 	writer_append(w, (const char *)b, n);
 }
 
+void kp_rec_fork_note(struct kp_writer *w, const struct kp_rec_common *c,
+		      uint64_t child, const char *how, const char *path,
+		      const char *not_entered)
+{
+	begin_record(w, KP_REC_FORK, c, 2 + 2 * !!not_entered);
+	put_kv_u64(w, "child", child);
+	put_kv_str(w, "how", how);
+	if (not_entered) {
+		put_kv_str(w, "path", path);
+		put_kv_str(w, "not_entered", not_entered);
+	}
+}
+
 void kp_rec_fork(struct kp_writer *w, const struct kp_rec_common *c,
 		 uint64_t child, const char *how)
 {
-	begin_record(w, KP_REC_FORK, c, 2);
-	put_kv_u64(w, "child", child);
-	put_kv_str(w, "how", how);
+	kp_rec_fork_note(w, c, child, how, NULL, NULL);
+}
+
+void kp_rec_exec_note(struct kp_writer *w, const struct kp_rec_common *c,
+		      const char *path, const char *not_entered)
+{
+	begin_record(w, KP_REC_EXEC, c, 1 + !!not_entered);
+	put_kv_str(w, "path", path);
+	if (not_entered)
+		put_kv_str(w, "not_entered", not_entered);
 }
 
 void kp_rec_exec(struct kp_writer *w, const struct kp_rec_common *c,
 		 const char *path)
 {
-	begin_record(w, KP_REC_EXEC, c, 1);
-	put_kv_str(w, "path", path);
+	kp_rec_exec_note(w, c, path, NULL);
 }
 
 /* The exit record; kbpf-trace adds "detached": true when tracing ended first. */

@@ -61,6 +61,12 @@ struct kp_rec_header {
 	const char *coverage;
 	bool events;
 	uint64_t interval_ms;
+	/* the parent meant to be traced that is not (pid 0: key omitted) */
+	uint64_t untraced_parent_pid;
+	const char *untraced_parent_exe;
+	const char *untraced_parent_why;
+	const char *runtime;		/* NULL: key omitted; "go" */
+	const char *site_cache_note;	/* NULL: key omitted */
 };
 
 /* One user stack of a syscall: pcs innermost first (depth 0: unknown). */
@@ -153,8 +159,17 @@ void kp_rec_event_fd(struct kp_writer *w, uint64_t start_ns,
 		     unsigned kind);
 void kp_rec_fork(struct kp_writer *w, const struct kp_rec_common *c,
 		 uint64_t child, const char *how);
+/* The same with the path the child exec'd and why the shim cannot be
+ * in it (not_entered; NULL: both keys omitted). */
+void kp_rec_fork_note(struct kp_writer *w, const struct kp_rec_common *c,
+		      uint64_t child, const char *how, const char *path,
+		      const char *not_entered);
 void kp_rec_exec(struct kp_writer *w, const struct kp_rec_common *c,
 		 const char *path);
+/* The same with not_entered: why the new image cannot load the shim
+ * ("static", "setuid", ...; NULL: key omitted). */
+void kp_rec_exec_note(struct kp_writer *w, const struct kp_rec_common *c,
+		      const char *path, const char *not_entered);
 void kp_rec_exit(struct kp_writer *w, const struct kp_rec_exit *e);
 /*
  * The `exit` record of a stream that ends because tracing ended while the

@@ -30,7 +30,7 @@ struct key {
 
 struct rtype {
 	const char *name;
-	struct key keys[24];
+	struct key keys[32];
 };
 
 #define COMMON { "type", 's', true }, { "pid", 'u', true }, \
@@ -46,14 +46,16 @@ static struct rtype types[] = {
 		      { "clock", 'C', true }, { "hook_mode", 's', false },
 		      { "clock_source", 's', false },
 		      { "coverage", 's', true }, { "events", 'b', true },
-		      { "interval_ms", 'u', true } } },
+		      { "interval_ms", 'u', true }, { "untraced_parent", 'U', false },
+		      { "runtime", 's', false }, { "site_cache_note", 's', false } } },
 	{ "aggregate", { COMMON, { "thread", 'u', true }, { "tid", 'u', true },
 			 { "name", 's', false },
 			 { "exited", 'b', true }, { "final", 'b', true },
 			 { "syscalls", 'S', true } } },
 	{ "events", { COMMON, { "tid", 'u', true }, { "events", 'E', true } } },
-	{ "fork", { COMMON, { "child", 'u', true }, { "how", 's', true } } },
-	{ "exec", { COMMON, { "path", 's', true } } },
+	{ "fork", { COMMON, { "child", 'u', true }, { "how", 's', true },
+		    { "path", 's', false }, { "not_entered", 's', false } } },
+	{ "exec", { COMMON, { "path", 's', true }, { "not_entered", 's', false } } },
 	{ "exit", { COMMON, { "status", 'i', true }, { "signal", 'u', true },
 		    { "fds", 'F', true }, { "pending_pipe_readers", 'u', true },
 		    { "pending_pipe_writers", 'u', true }, { "in_progress", 'O', false } } },
@@ -275,6 +277,14 @@ static bool check_value(const msgpack_object *v, char type, const char *name)
 				return fail("\"%s\" has a non-string element", name);
 		break;
 	case 'C': return uint_map(v, clock_keys, 2, "clock");
+	case 'U':
+		/* untraced_parent: exactly pid (uint), exe and why (strings) */
+		if (v->type != MSGPACK_OBJECT_MAP || v->via.map.size != 3 || !get(v, "pid") ||
+		    !is_uint(get(v, "pid")) || !get(v, "exe") ||
+		    get(v, "exe")->type != MSGPACK_OBJECT_STR || !get(v, "why") ||
+		    get(v, "why")->type != MSGPACK_OBJECT_STR)
+			return fail("\"%s\" is not a map of pid, exe and why", name);
+		break;
 	case 'F': return uint_map(v, fd_keys, 4, "fds");
 	case 'S': return check_syscalls(v);
 	case 'P': return check_maps(v);

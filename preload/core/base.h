@@ -54,6 +54,9 @@ struct kp_proc {
 	char kernel[65];
 	uint32_t pending_fork_child[KP_MAX_PENDING_FORKS];
 	const char *pending_fork_how[KP_MAX_PENDING_FORKS];
+	/* the child's exec that cannot load the shim: why (NULL: none) and path */
+	const char *pending_fork_why[KP_MAX_PENDING_FORKS];
+	char pending_fork_path[KP_MAX_PENDING_FORKS][256];
 	uint32_t pending_forks;
 	uint32_t lost_forks;
 	bool shared_vm; /* a clone(CLONE_VM) child without CLONE_VFORK was made */
@@ -61,6 +64,18 @@ struct kp_proc {
 	 * the mode (rewrite/setup.c's kp_rw_start) */
 	const char *hook_mode;
 	const char *coverage;
+	/* the exec record's not_entered: why the image being exec'd cannot
+	 * load the shim (lifecycle/entry_check.c); NULL: it can, or unknown */
+	const char *exec_not_entered;
+	/* the header's untraced_parent: the parent meant to be traced that is
+	 * not (lifecycle/entry_check.c); pid 0: none said */
+	uint64_t untraced_parent_pid;
+	const char *untraced_parent_why;
+	char untraced_parent_exe[KP_PATH_MAX];
+	/* the header's runtime: "go" for a Go program; NULL: not said */
+	const char *runtime;
+	/* the header's site_cache_note (rewrite/scan.c); NULL: none */
+	const char *site_cache_note;
 };
 extern struct kp_config kp_config;
 extern struct kp_proc kp_proc;

@@ -91,12 +91,28 @@ void kp_child_env_init(const char *cwd)
 		child.follow = false;
 }
 
+bool kp_child_env_follows(void)
+{
+	return child.follow;
+}
+
+const char *kp_child_preload_base(void)
+{
+	if (!child.lib)
+		return NULL;
+	const char *base = strrchr(child.lib, '/');
+	return base ? base + 1 : child.lib;
+}
+
 /* Does the LD_PRELOAD value s (after '=') already load this library? */
+bool kp_child_preload_names_us(const char *s)
+{
+	return child.lib && (strstr(s, child.lib) || strstr(s, kp_child_preload_base()));
+}
+
 static bool preloads_us(const char *s)
 {
-	const char *base = strrchr(child.lib, '/');
-	base = base ? base + 1 : child.lib;
-	return strstr(s, child.lib) || strstr(s, base);
+	return kp_child_preload_names_us(s);
 }
 
 /*
@@ -120,7 +136,8 @@ static bool preloads_us(const char *s)
 /* The first bytes of strings env[0..n), n <= HEADS_PER_READ: 0 or -EFAULT. */
 static int read_heads(char *const *env, size_t n, char heads[][HEAD])
 {
-	struct iovec local[HEADS_PER_READ], remote[HEADS_PER_READ];
+	/* zeroed: called from two places, GCC 12 doubts the loop sets them */
+	struct iovec local[HEADS_PER_READ] = { { 0 } }, remote[HEADS_PER_READ] = { { 0 } };
 	long want = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t len = 4096 - ((uintptr_t)env[i] & 4095);
@@ -192,6 +209,51 @@ static int equals(const char *s, const char *head, const char *want)
 	}
 }
 
+int kp_child_env_preloads(char *const envp[])
+{
+	char *arr[HEADS_PER_READ];
+	char heads[HEADS_PER_READ][HEAD];
+	if (!envp)
+		return 0;
+	for (size_t off = 0;; off += HEADS_PER_READ) {
+		/* HEADS_PER_READ pointers, or fewer up to the NULL */
+		long r = copy_pointers(envp + off, arr, HEADS_PER_READ - 1);
+		if (r < 0 && r != -E2BIG)
+			return (int)r;
+		size_t n = r < 0 ? HEADS_PER_READ : (size_t)r;
+		if (off > 65536)
+			return -E2BIG;
+		if (!n)
+			return 0;
+		if (read_heads(arr, n, heads))
+			return -EFAULT;
+		for (size_t i = 0; i < n; i++) {
+			if (strncmp(heads[i], "LD_PRELOAD=", 11) != 0)
+				continue;
+			char value[1024];
+			long len = kp_user_string(arr[i] + 11, value, sizeof(value));
+			if (len < 0)
+				return (int)len;
+			if (preloads_us(value))
+				return 1;
+		}
+		if (r >= 0)
+			return 0;
+	}
+}
+
+/* KPROF_PARENT=<pid> into buf: the child's parent is traced (its start-up
+ * compares the pid with its ppid, lifecycle/entry_check.c). */
+static char *parent_mark(char *buf, size_t cap)
+{
+	char num[24];
+	if (!kp_proc.pid || cap < 13 + 24)
+		return NULL;
+	strcpy(buf, "KPROF_PARENT=");
+	strcat(buf, kp_u64_dec(num, kp_proc.pid));
+	return buf;
+}
+
 char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
 			  char *scratch, size_t scratch_cap, const char *marker,
 			  const char *sites)
@@ -200,20 +262,25 @@ char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
 	bool have_preload = false, have_out = false, traced = false, scratch_used = false;
 	bool have_var[KP_CHILD_VARS] = { false };
 
-	if (cap < KP_CHILD_VARS + 6)
+	if (cap < KP_CHILD_VARS + 7)
 		return envp;
 	/* copied into arr: entry i is read before entry out <= i is written */
 	if (envp) {
-		long r = copy_pointers(envp, arr, cap - KP_CHILD_VARS - 6);
+		long r = copy_pointers(envp, arr, cap - KP_CHILD_VARS - 7);
 		if (r < 0)
 			return envp;
 		n = (size_t)r;
 	}
 	/* the tail of scratch holds KPROF_EXEC_CLOCK (the TSC calibration) */
-	char *clock_var = NULL;
+	char *clock_var = NULL, *mark = NULL;
 	if (scratch_cap >= 2 * KP_CLOCK_HANDOFF_MAX) {
 		scratch_cap -= KP_CLOCK_HANDOFF_MAX;
 		clock_var = scratch + scratch_cap;
+	}
+	/* before it, KPROF_PARENT (the mark of a traced parent) */
+	if (scratch_cap >= 2 * 40) {
+		scratch_cap -= 40;
+		mark = parent_mark(scratch + scratch_cap, 40);
 	}
 	char heads[HEADS_PER_READ][HEAD];
 	for (size_t i = 0; i < n; i++) {
@@ -225,6 +292,7 @@ char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
 				return envp;
 		}
 		if (strncmp(head, "KPROF_EXEC_STREAM=", 18) == 0 ||
+		    strncmp(head, "KPROF_PARENT=", 13) == 0 ||
 		    strncmp(head, "KPROF_EXEC_CLOCK=", 17) == 0 ||
 		    strncmp(head, "KPROF_EXEC_SITES=", 17) == 0)
 			continue;
@@ -278,6 +346,10 @@ char *const *kp_child_env(char *const envp[], char **arr, size_t cap,
 	/* only an image that loads us reads (and removes) the marker */
 	if (marker && traced)
 		arr[out++] = (char *)marker;
+	/* not for an exec in this pid (marker): an image the shim cannot
+	 * enter would pass it on to children whose ppid is this pid */
+	if (mark && traced && !marker)
+		arr[out++] = mark;
 	if (traced && clock_var && kp_clock_handoff(clock_var, KP_CLOCK_HANDOFF_MAX))
 		arr[out++] = clock_var;
 	/* the site cache, for a child whose environment names no home */

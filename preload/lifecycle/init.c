@@ -79,7 +79,7 @@ static bool env_true(const char *v)
  * program never sees them.
  */
 static void read_config(uint64_t *exec_pid, uint64_t *exec_stream, uint64_t *exec_outproc,
-			uint64_t *exec_ppid)
+			uint64_t *exec_ppid, uint64_t *parent_mark)
 {
 	copy_str(kp_config.out, sizeof(kp_config.out), KP_DEST_FALLBACK_DIR);
 	kp_config.interval_ms = 1000;
@@ -108,6 +108,11 @@ static void read_config(uint64_t *exec_pid, uint64_t *exec_stream, uint64_t *exe
 		} else if (strncmp(s, "KPROF_EXEC_CLOCK=", 17) == 0) {
 			/* the parent's TSC calibration (core/clock.c): ours, not the program's */
 			kp_clock_inherit(s + 17);
+			env_remove(e);
+			continue;
+		} else if (strncmp(s, "KPROF_PARENT=", 13) == 0) {
+			/* the traced parent's pid (lifecycle/child_env.c): ours too */
+			*parent_mark = parse_u64(s + 13, &ok);
 			env_remove(e);
 			continue;
 		} else if (strncmp(s, "KPROF_EXEC_SITES=", 17) == 0) {
@@ -283,6 +288,7 @@ bool kp_after_fork_child(void)
 	kp_proc.pending_forks = 0;
 	kp_proc.lost_forks = 0;
 	kp_proc.shared_vm = false;
+	kp_proc.untraced_parent_pid = 0; /* its parent is the traced image */
 	kp_threads_after_fork();
 	kp_own_reset();
 	kp_output_after_fork();
@@ -293,8 +299,8 @@ bool kp_after_fork_child(void)
 
 int kp_setup(void)
 {
-	uint64_t exec_pid = 0, exec_stream = 0, exec_outproc = 0, exec_ppid = 0;
-	read_config(&exec_pid, &exec_stream, &exec_outproc, &exec_ppid);
+	uint64_t exec_pid = 0, exec_stream = 0, exec_outproc = 0, exec_ppid = 0, parent_mark = 0;
+	read_config(&exec_pid, &exec_stream, &exec_outproc, &exec_ppid, &parent_mark);
 	if (getauxval(AT_SECURE)) {
 		/* setuid/setgid/capabilities: never write files for such a program */
 		kp_debug("secure-execution mode (setuid, setgid or file capabilities): not tracing");
@@ -326,7 +332,11 @@ int kp_setup(void)
 			kp_outproc_reap_later((int)exec_outproc);
 	} else {
 		kp_proc.origin = "start";
+		/* a parent meant to be traced that is not (a static program) */
+		kp_parent_check(parent_mark);
+		kp_phase("parent");
 	}
+	kp_proc.runtime = kp_exe_runtime();
 	err = kp_thread_key_init();
 	if (err)
 		return err;

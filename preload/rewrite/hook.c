@@ -14,6 +14,7 @@
  * first; exit and rt_sigreturn are counted before they are made. mmap and
  * mprotect that make code executable trigger a rescan.
  */
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/wait.h>
@@ -371,6 +372,14 @@ static int exec_call(struct kp_rw_frame *f)
 {
 	unsigned nr = (unsigned)f->nr;
 	if (!kp_tracing()) {
+		/* a vfork or posix_spawn child: its parent's fork record says
+		 * why the shim cannot be in the new program */
+		if (kp_state == KP_ACTIVE && (kp_tls_flags & KP_TLS_VFORK_CHILD))
+			kp_child_exec_check(
+				nr == SYS_execve ? AT_FDCWD : (int)f->args[0],
+				(const char *)(nr == SYS_execve ? f->args[0] : f->args[1]),
+				nr == SYS_execve ? 0 : (int)f->args[4],
+				(char *const *)(nr == SYS_execve ? f->args[2] : f->args[3]), false);
 		uint32_t depth = vfork_child_leaves();
 		f->result = (uint64_t)sys_of(f);
 		kp_stack.depth = depth;
@@ -379,10 +388,16 @@ static int exec_call(struct kp_rw_frame *f)
 	char path[512];
 	safe_string(nr == SYS_execve ? f->args[0] : f->args[1], path, sizeof(path));
 	kp_account_untimed(nr, false, 0, true);
+	/* whether the new image can load us: the exec record says why not */
+	kp_proc.exec_not_entered = kp_exec_not_entered(
+		nr == SYS_execve ? AT_FDCWD : (int)f->args[0], path,
+		nr == SYS_execve ? 0 : (int)f->args[4],
+		(char *const *)(nr == SYS_execve ? f->args[2] : f->args[3]), false);
 	kp_flush(KP_FLUSH_EXEC, path);
 	kp_sud_before_exec();
 	long r = sys_of(f);
 	kp_sud_exec_failed();
+	kp_proc.exec_not_entered = NULL;
 	kp_output_exec_failed();
 	kp_account_untimed(nr, true, (int)-r, false);
 	f->result = (uint64_t)r;

@@ -85,23 +85,89 @@ static bool dir_is_ours(const char *path)
 	       S_ISDIR(st.st_mode) && (long)st.st_uid == our_euid() && !(st.st_mode & 077);
 }
 
+/* The header's site_cache_note, and KPROF_DEBUG=1's line (once). */
+static char cache_note[2 * KP_PATH_MAX + 128];
+
+static void note_add(const char *a, const char *b, const char *c)
+{
+	size_t n = strlen(cache_note);
+	const char *parts[3] = { a, b, c };
+	for (int i = 0; i < 3 && parts[i]; i++) {
+		size_t m = strlen(parts[i]);
+		if (n + m >= sizeof(cache_note))
+			return;
+		memcpy(cache_note + n, parts[i], m + 1);
+		n += m;
+	}
+}
+
+/*
+ * Makes path's last component (its parents exist) a directory of ours,
+ * 0700: true when it is one. Someone else's directory or link there is
+ * refused (dir_is_ours looks at the name itself, not through a link).
+ */
+static bool make_own_dir(const char *path)
+{
+	if (dir_is_ours(path))
+		return true;
+	kp_raw(SYS_mkdir, path, 0700);
+	return dir_is_ours(path);
+}
+
+/*
+ * Where the usual cache cannot be (a home of another user's, a read-only
+ * one): a directory of ours under $XDG_RUNTIME_DIR (the user's, 0700), else
+ * $TMPDIR/kprof-UID (/tmp without TMPDIR), made 0700 and refused when
+ * someone else planted it.
+ */
+static bool cache_fallback(const char *runtime_dir, const char *tmp)
+{
+	char num[24];
+	if (!tmp || strlen(tmp) + 64 >= sizeof(cache_dir))
+		tmp = "/tmp";
+	if (runtime_dir && strlen(runtime_dir) + 32 < sizeof(cache_dir) &&
+	    dir_is_ours(runtime_dir)) {
+		strcpy(cache_dir, runtime_dir);
+		strcat(cache_dir, "/kprof-sites");
+		if (make_own_dir(cache_dir))
+			return true;
+	}
+	strcpy(cache_dir, tmp);
+	strcat(cache_dir, "/kprof-");
+	strcat(cache_dir, kp_u64_dec(num, (uint64_t)our_euid()));
+	if (!make_own_dir(cache_dir)) {
+		note_add("; ", cache_dir, " is not a directory of ours (0700) either");
+		return false;
+	}
+	strcat(cache_dir, "/sites");
+	return make_own_dir(cache_dir);
+}
+
 /*
  * The cache directory: the parent image's when it is the one our
  * environment names (checked there), else ours checked, made when
- * missing. Its entries are trusted as ours: nobody else can write there.
+ * missing; where that cannot be, the parent image's fallback, else one
+ * of our own (cache_fallback), said in the header and, by the image that
+ * chose it, with KPROF_DEBUG=1. Its entries are trusted as ours:
+ * nobody else can write there.
  */
 static void cache_dir_init(void)
 {
 	extern char **environ;
-	const char *xdg = NULL, *home = NULL;
+	const char *xdg = NULL, *home = NULL, *runtime_dir = NULL, *tmp_dir = NULL;
 	for (char **e = environ; e && *e; e++) {
 		if (strncmp(*e, "XDG_CACHE_HOME=", 15) == 0 && (*e)[15] == '/')
 			xdg = *e + 15;
 		else if (strncmp(*e, "HOME=", 5) == 0 && (*e)[5] == '/')
 			home = *e + 5;
+		else if (strncmp(*e, "XDG_RUNTIME_DIR=", 16) == 0 && (*e)[16] == '/')
+			runtime_dir = *e + 16;
+		else if (strncmp(*e, "TMPDIR=", 7) == 0 && (*e)[7] == '/')
+			tmp_dir = *e + 7;
 	}
 	const char *base = xdg ? xdg : home;
 	const char *tail = xdg ? "/kprof/sites" : "/.cache/kprof/sites";
+	cache_note[0] = 0;
 	if (base && strlen(base) + strlen(tail) < sizeof(cache_dir) &&
 	    strncmp(kp_config.exec_sites, base, strlen(base)) == 0 &&
 	    strcmp(kp_config.exec_sites + strlen(base), tail) == 0) {
@@ -128,10 +194,14 @@ static void cache_dir_init(void)
 	/* only in a directory of our own (root with another user's HOME,
 	 * under sudo, must not create directories there) */
 	struct stat base_st;
-	if (kp_raw(SYS_newfstatat, AT_FDCWD, base, &base_st, 0) ||
-	    (long)base_st.st_uid != our_euid()) {
-		cache_dir[0] = 0;
-		return;
+	long err = kp_raw(SYS_newfstatat, AT_FDCWD, base, &base_st, 0);
+	if (err || (long)base_st.st_uid != our_euid()) {
+		char num[24];
+		note_add("cannot use ", cache_dir, " (");
+		note_add(base, err ? ": cannot be read" : " belongs to uid ",
+			 err ? NULL : kp_u64_dec(num, base_st.st_uid));
+		note_add(", not ", kp_u64_dec(num, (uint64_t)our_euid()), ")");
+		goto fallback;
 	}
 	/* each level 0700 where we create it; the last one must be ours */
 	char tmp[KP_PATH_MAX];
@@ -145,10 +215,29 @@ static void cache_dir_init(void)
 	}
 	kp_raw(SYS_mkdir, tmp, 0700);
 check:
-	if (!dir_is_ours(cache_dir)) {
-		cache_dir[0] = 0;
-		return;
+	if (dir_is_ours(cache_dir))
+		goto ours;
+	note_add("cannot use ", cache_dir,
+		 " (not a directory of ours that only we can write, and cannot be made one)");
+fallback:
+	/* the parent image's fallback, handed down: it said so already */
+	if (kp_config.exec_sites[0] == '/' && strlen(kp_config.exec_sites) < sizeof(cache_dir) &&
+	    dir_is_ours(kp_config.exec_sites)) {
+		strcpy(cache_dir, kp_config.exec_sites);
+		note_add(": using ", cache_dir, " instead");
+		kp_proc.site_cache_note = cache_note;
+		goto ours;
 	}
+	if (!cache_fallback(runtime_dir, tmp_dir)) {
+		cache_dir[0] = 0;
+		note_add(": no site cache, every process sweeps its libraries again", NULL, NULL);
+	} else {
+		note_add(": using ", cache_dir, " instead");
+	}
+	kp_proc.site_cache_note = cache_note;
+	kp_debug(cache_note);
+	if (!cache_dir[0])
+		return;
 ours:
 	strcpy(cache_handoff, "KPROF_EXEC_SITES=");
 	strcat(cache_handoff, cache_dir);

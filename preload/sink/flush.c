@@ -43,6 +43,10 @@ void kp_note_fork(pid_t child, const char *how)
 		return;
 	}
 	kp_proc.pending_fork_how[i] = how;
+	kp_proc.pending_fork_why[i] = kp_child_why;
+	if (kp_child_why)
+		memcpy(kp_proc.pending_fork_path[i], kp_child_path, sizeof(kp_child_path));
+	kp_child_why = NULL;
 	__atomic_store_n(&kp_proc.pending_fork_child[i], (uint32_t)child, __ATOMIC_RELEASE);
 }
 
@@ -79,6 +83,11 @@ static void write_header(struct kp_writer *w)
 		.coverage = kp_proc.coverage ? kp_proc.coverage : "",
 		.events = kp_config.events,
 		.interval_ms = kp_config.interval_ms,
+		.untraced_parent_pid = kp_proc.untraced_parent_pid,
+		.untraced_parent_exe = kp_proc.untraced_parent_exe,
+		.untraced_parent_why = kp_proc.untraced_parent_why,
+		.runtime = kp_proc.runtime,
+		.site_cache_note = kp_proc.site_cache_note,
 	};
 	h.c.time_ns = kp_proc.start_mono_ns;
 	kp_rec_header(w, &h);
@@ -210,7 +219,9 @@ static void write_forks(struct kp_writer *w)
 		if (!child)
 			continue; /* still being noted by another thread: next time */
 		struct kp_rec_common c = common();
-		kp_rec_fork(w, &c, child, kp_proc.pending_fork_how[i]);
+		kp_rec_fork_note(w, &c, child, kp_proc.pending_fork_how[i],
+				 kp_proc.pending_fork_why[i] ? kp_proc.pending_fork_path[i] : NULL,
+				 kp_proc.pending_fork_why[i]);
 		kp_proc.pending_fork_child[i] = 0;
 	}
 	/* Nothing pending and no note in progress: start the array over. */
@@ -483,7 +494,7 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 		write_exit(w, kp_proc.exit_status, kind == KP_FLUSH_DEATH, dead_pid);
 	else if (kind == KP_FLUSH_EXEC) {
 		struct kp_rec_common c = common();
-		kp_rec_exec(w, &c, exec_path ? exec_path : "");
+		kp_rec_exec_note(w, &c, exec_path ? exec_path : "", kp_proc.exec_not_entered);
 	}
 own:
 	/* last: the exit record's /proc reads are in it */

@@ -41,6 +41,11 @@ void kp_flush_passive(const char *why);
 /* In the output process, the program having died without its final batch. */
 void kp_flush_after_death(int pid);
 void kp_note_fork(pid_t child, const char *how);
+/* Set by the exec of a child that shares this thread (vfork, posix_spawn):
+ * why it cannot load the shim (NULL: it can) and its path; taken, and
+ * cleared, by the next kp_note_fork of this thread (lifecycle/entry_check.c). */
+extern __thread const char *kp_child_why;
+extern __thread char kp_child_path[256];
 /* Final flush for a process ending with status (exit paths). */
 void kp_finish(int64_t status, bool have_status);
 /* Wires the sink into the layers below, before the trace opens: the

@@ -7,6 +7,7 @@
  * flush with the status) and __libc_start_main (main's return value is the
  * exit status).
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -153,6 +154,9 @@ static void spawn_on_stack(void *arg)
 	if (kp_state == KP_ACTIVE)
 		env = child_env(a->envp, env_arr, MAX_ENV_COPY, env_scratch, sizeof(env_scratch),
 				NULL);
+	/* why the child's program cannot load us: its fork record */
+	if (kp_tracing())
+		kp_child_exec_check(AT_FDCWD, a->path, a->search ? KP_EXEC_SEARCH : 0, env, true);
 	if (!kp_call_begin(&c, SYS_clone3, 0, a->site)) {
 		a->result = KP_PASS_AT(int, spawn_real(a, a->pid, env), a->site);
 		a->err = errno;
@@ -231,7 +235,13 @@ static bool format_marker(char *marker, size_t marker_cap)
 	return true;
 }
 
-static void before_exec(unsigned nr, const char *path)
+/*
+ * path NULL: fexecve of the descriptor dirfd. flags: execveat's, plus
+ * KP_EXEC_SEARCH for execvp's search of PATH (the exec record then has
+ * the name as given).
+ */
+static void before_exec(unsigned nr, const char *path, int dirfd, int flags,
+			char *const envp[])
 {
 	if (kp_rw_active) {
 		/* rewrite mode: the syscall hook counts and flushes each execve;
@@ -244,12 +254,19 @@ static void before_exec(unsigned nr, const char *path)
 	/* the exec record's copy: a path execve refuses with EFAULT (bad,
 	 * or without its NUL before an unmapped page) must not fault here */
 	char copy[KP_PATH_MAX];
-	kp_user_string(path, copy, sizeof(copy));
-	kp_flush(KP_FLUSH_EXEC, copy);
+	if (path)
+		kp_user_string(path, copy, sizeof(copy));
+	else
+		copy[0] = 0;
+	/* whether the new image can load us: the exec record says why not */
+	kp_proc.exec_not_entered = kp_exec_not_entered(dirfd, copy, path ? flags : AT_EMPTY_PATH,
+						       envp, kp_child_env_follows());
+	kp_flush(KP_FLUSH_EXEC, path ? copy : "(descriptor)");
 }
 
 static int exec_failed(unsigned nr, int e)
 {
+	kp_proc.exec_not_entered = NULL;
 	kp_output_exec_failed();
 	/* counted before the call: add the failure only */
 	if (!kp_rw_active)
@@ -305,17 +322,24 @@ static void exec_on_stack(void *arg)
 	char env_scratch[kp_state == KP_ACTIVE ? KP_PATH_MAX * 2 : 1];
 	char marker[96];
 	char *const *env = a->envp;
+	int dirfd = a->how == EXEC_VEAT || a->how == EXEC_FD ? a->dirfd : AT_FDCWD;
+	int flags = a->how == EXEC_VEAT ? a->flags : a->how == EXEC_VPE ? KP_EXEC_SEARCH : 0;
 	if (!kp_tracing()) {
 		/* a vfork child is not counted but its exec'd image is followed */
 		if (kp_state == KP_ACTIVE)
 			env = child_env(a->envp, env_arr, MAX_ENV_COPY, env_scratch,
 					sizeof(env_scratch), NULL);
+		/* why the shim cannot be in it, for the parent's fork record
+		 * (rewrite mode: its syscall hook says it) */
+		if (kp_state == KP_ACTIVE && !kp_rw_active && (kp_tls_flags & KP_TLS_VFORK_CHILD))
+			kp_child_exec_check(dirfd, a->how == EXEC_FD ? "" : a->path,
+					    a->how == EXEC_FD ? AT_EMPTY_PATH : flags, env, true);
 		a->result = exec_real(a, env);
 		a->err = errno;
 		return;
 	}
 	/* final flush first: it also learns the pid the marker carries */
-	before_exec(nr, a->how == EXEC_FD ? "(descriptor)" : a->path);
+	before_exec(nr, a->how == EXEC_FD ? NULL : a->path, dirfd, flags, a->envp);
 	env = child_env(a->envp, env_arr, MAX_ENV_COPY, env_scratch, sizeof(env_scratch),
 			format_marker(marker, sizeof(marker)) ? marker : NULL);
 	exec_real(a, env);

@@ -1,0 +1,3 @@
+module kspawn
+
+go 1.19
