@@ -6,11 +6,9 @@
 // counts it prints are exact), and os/exec starts a child through
 // syscall.rawVforkSyscall (clone with CLONE_VFORK on the caller's stack).
 //
-// The shim's hook runs on the stack of the thread that made the call,
-// which for Go is the goroutine's: 2 KiB at its start, less than the hook
-// may need when it flushes (docs/SHIM.md). So each worker grows its stack
-// to 64 KiB first, and the collector, which would shrink it again, is
-// off; with a third argument "small" they do not (the limit shows).
+// The calls come from goroutines on the small stacks they start with (2
+// KiB): the shim's hook and its flushes run on a stack of its own
+// (docs/SHIM.md, "Whose stack a hook runs on").
 package main
 
 // static int kgocgo_one(void) { return 1; }
@@ -21,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"syscall"
@@ -43,22 +40,8 @@ func arg(i, def int) int {
 	return v
 }
 
-// grow makes the goroutine's stack 64 KiB: Go copies a stack to one twice
-// its size until the frame fits, and keeps it until a collection.
-//
-//go:noinline
-func grow(b byte) byte {
-	var pad [40 << 10]byte
-	pad[b] = b
-	return pad[len(pad)-1-int(b)]
-}
-
 func main() {
 	n, workers := arg(1, 10000), arg(2, 4)
-	small := len(os.Args) > 3 && os.Args[3] == "small"
-	if !small {
-		debug.SetGCPercent(-1)
-	}
 	name := filepath.Join(os.TempDir(), fmt.Sprintf("kgocgo.%d", os.Getpid()))
 	data := make([]byte, 4096)
 	for i := range data {
@@ -75,9 +58,6 @@ func main() {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			if !small {
-				grow(byte(w))
-			}
 			buf := make([]byte, 64)
 			for i := 0; i < n/workers; i++ {
 				syscall.Getppid()
