@@ -103,20 +103,6 @@ static int read_symtab(Elf *elf, struct ranges *out)
 	return 0;
 }
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
 /* The function table of the pc-line table at p (size bytes to the end of
  * its section) into out: 1; 0 when the header is not one we know, the
  * binary is not 64-bit or the table does not hold together; -ENOMEM. */
@@ -124,17 +110,17 @@ static int parse_pclntab(Elf *elf, const uint8_t *p, size_t size, struct ranges 
 {
 	if (size < 72 || p[4] || p[5] || (p[6] != 1 && p[6] != 2 && p[6] != 4) || p[7] != 8)
 		return 0;
-	uint32_t magic = rd32(p);
-	uint64_t nfunc = rd64(p + 8), table, text = 0;
+	uint32_t magic = load_u32(p);
+	uint64_t nfunc = load_u64(p + 8), table, text = 0;
 	size_t entry_size;
 	if (magic == 0xfffffff1 || magic == 0xfffffff0) {
-		text = rd64(p + 24);
-		table = rd64(p + 64);
+		text = load_u64(p + 24);
+		table = load_u64(p + 64);
 		entry_size = 8;
 		if (!text)
 			return 0;
 	} else if (magic == 0xfffffffa) {
-		table = rd64(p + 56);
+		table = load_u64(p + 56);
 		entry_size = 16;
 	} else if (magic == 0xfffffffb) {
 		table = 16;
@@ -149,7 +135,7 @@ static int parse_pclntab(Elf *elf, const uint8_t *p, size_t size, struct ranges 
 	size_t first = out->n;
 	uint64_t prev = 0;
 	for (uint64_t i = 0; i <= nfunc; i++) {
-		uint64_t a = entry_size == 8 ? text + rd32(t + i * 8) : rd64(t + i * 16);
+		uint64_t a = entry_size == 8 ? text + load_u32(t + i * 8) : load_u64(t + i * 16);
 		if (i && a <= prev) {
 			out->n = first; /* not increasing: not a table we can use */
 			return 0;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct func_bounds {
 	uint64_t *start, *end; /* sorted by start, no two starts equal */
@@ -26,5 +27,21 @@ int func_bounds_read(Elf *elf, struct func_bounds *fb);
 bool func_bounds_at(const struct func_bounds *fb, uint64_t addr, uint64_t *start,
 		    uint64_t *len);
 void func_bounds_free(struct func_bounds *fb);
+
+/* Little-endian words at any alignment (a plain load of a misaligned one
+ * is undefined), for the tables both parsers read. */
+static inline uint64_t load_u64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t load_u32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
 
 #endif

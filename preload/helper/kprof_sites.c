@@ -96,13 +96,6 @@ struct file {
 	struct func_bounds funcs; /* for code without an FDE */
 };
 
-static int32_t rd_s32(const uint8_t *p)
-{
-	int32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
 static void read_unwind_tables(struct file *f)
 {
 	size_t shstrndx;
@@ -183,7 +176,7 @@ static size_t enc_size(uint8_t enc)
 static uint64_t enc_read(const uint8_t *p, uint8_t enc)
 {
 	switch (enc & 0x0f) {
-	case 0x0b: return (uint64_t)(int64_t)rd_s32(p);
+	case 0x0b: return (uint64_t)(int64_t)(int32_t)load_u32(p);
 	case 0x03: { uint32_t v; memcpy(&v, p, 4); return v; }
 	case 0x0a: { int16_t v; memcpy(&v, p, 2); return (uint64_t)(int64_t)v; }
 	case 0x02: { uint16_t v; memcpy(&v, p, 2); return v; }
@@ -270,7 +263,7 @@ static bool fde_signal_frame(const struct file *f, uint64_t fde_addr)
 /* Entry k of the table: its function's start, or (fde) its FDE. */
 static uint64_t table_addr(const struct file *f, uint64_t k, bool fde)
 {
-	return f->hdr_addr + (uint64_t)(int64_t)rd_s32(f->table + 8 * k + (fde ? 4 : 0));
+	return f->hdr_addr + (uint64_t)(int64_t)(int32_t)load_u32(f->table + 8 * k + (fde ? 4 : 0));
 }
 
 /* How many functions of the table start at or before addr. */
