@@ -12,8 +12,13 @@ cp "$(command -v sleep)" "$name"
 count_name() { # how many processes each name-matching tool finds
 	echo "$(pgrep -c -x "$name") $(pgrep -c "$name") $(ps -C "$name" -o pid= | wc -l)"
 }
+running() { # PID: alive and not a zombie waiting for its reaper
+	local st
+	st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+	[ "${st:0:1}" != Z ]
+}
 run_one() { # label, then the env words for the run
-	local label=$1
+	local label=$1 w=
 	shift
 	env "$@" "./$name" 30 &
 	local pid=$!
@@ -27,7 +32,6 @@ run_one() { # label, then the env words for the run
 		expect_eq "$label: children" "" "$kids"
 	else
 		expect_eq "$label: children" "kprof-out " "$kids"
-		local w
 		w=$(pgrep -P "$pid")
 		kill -TERM "$w"
 		kill -USR1 "$w"
@@ -39,6 +43,11 @@ run_one() { # label, then the env words for the run
 	local rc=0
 	wait "$pid" || rc=$?
 	expect_eq "$label: exit status" 143 "$rc"
+	# the output process writes the dead program's last batch after the
+	# shell has reaped it: the trace is whole once it has gone too
+	i=0
+	while [ -n "$w" ] && running "$w" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	[ -z "$w" ] || ! running "$w" || fail "$label: the output process outlived its program by 5 s"
 }
 run_one plain
 modes=(symbols)
