@@ -59,12 +59,21 @@ static struct profiler profiler_of(struct suite_ctx *ctx, const struct app_comma
 	return p;
 }
 
-/* The command line with the profiler's prefix: [kbpf-trace -o DIR --] argv. */
-static int full_argv(const struct profiler *p, const struct app_command *cmd, const char **out)
+/* The command line with the profiler's prefix and the launcher:
+ * [kbpf-trace -o DIR --] [launcher...] argv. */
+static int full_argv(struct suite_ctx *ctx, const struct profiler *p,
+		     const struct app_command *cmd, const char **out)
 {
 	int n = profiler_prefix(p, out, MAX_ARGS);
 	if (n < 0)
 		return n;
+	const struct run *run = ctx->run;
+	for (size_t i = 0; cmd->launched && run->have_launcher &&
+			   i < run->launcher_words.we_wordc; i++) {
+		if (n >= MAX_ARGS - 1)
+			return -E2BIG;
+		out[n++] = run->launcher_words.we_wordv[i];
+	}
 	for (int i = 0; cmd->argv[i]; i++) {
 		if (n >= MAX_ARGS - 1)
 			return -E2BIG;
@@ -123,7 +132,7 @@ static int start(struct suite_ctx *ctx, const struct app_command *cmd, bool back
 	const char *argv[MAX_ARGS];
 	struct profiler p = profiler_of(ctx, cmd, background);
 	int report[2];
-	if (full_argv(&p, cmd, argv))
+	if (full_argv(ctx, &p, cmd, argv))
 		return -E2BIG;
 	if (pipe2(report, O_CLOEXEC) < 0)
 		return -errno;

@@ -26,6 +26,9 @@ struct app_command {
 	const char *log_path;
 	bool quiet;			/* with no log: stderr discarded too */
 	bool profiled;			/* under this round's --profile, if any */
+	/* under --launcher (krunner ab: this side's), if any: set on the
+	 * programs whose time is a metric */
+	bool launched;
 	int timeout_ms;			/* app_run: stop the child after this; 0 = none */
 };
 

@@ -99,8 +99,13 @@ static void child_exec(const struct exec_spec *spec, const char **argv, int out_
 		if (null_fd >= 0)
 			dup2(null_fd, STDIN_FILENO);
 	}
-	if (dup2(out_fd, STDOUT_FILENO) < 0)
+	if (spec->discard_stdout) {
+		int null_fd = open("/dev/null", O_WRONLY);
+		if (null_fd < 0 || dup2(null_fd, STDOUT_FILENO) < 0)
+			goto fail;
+	} else if (dup2(out_fd, STDOUT_FILENO) < 0) {
 		goto fail;
+	}
 	if (spec->quiet_stderr) {
 		int null_fd = open("/dev/null", O_WRONLY);
 		if (null_fd >= 0)

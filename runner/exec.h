@@ -17,6 +17,9 @@ struct exec_spec {
 	struct profiler profiler;		/* mode PROFILE_NONE: none */
 	int timeout_ms;				/* kill the process group after this; 0 = none */
 	bool quiet_stderr;			/* send the program's stderr to /dev/null */
+	/* stdout to /dev/null, not read: a daemon the program leaves behind
+	 * holds no pipe of ours */
+	bool discard_stdout;
 	/* Called for every line of stdout, without the newline. Non-zero stops
 	 * reading (the program is still waited for). */
 	int (*on_line)(void *arg, const char *line);

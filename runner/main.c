@@ -11,6 +11,7 @@
 
 #include "artifacts.h"
 #include "compare.h"
+#include "export.h"
 #include "options.h"
 #include "result.h"
 #include "run.h"
@@ -30,7 +31,8 @@ static void list_suites(void)
 		for (size_t m = 0; m < s->n_metrics; m++)
 			printf("  %-36s %-8s %-17s %s\n", s->metrics[m].name, s->metrics[m].unit,
 			       s->metrics[m].direction == HIGHER_IS_BETTER ? "higher is better"
-									   : "lower is better",
+			       : s->metrics[m].direction == LOWER_IS_BETTER ? "lower is better"
+									    : "direction unknown",
 			       s->metrics[m].description);
 	}
 }
@@ -170,6 +172,9 @@ static int run_command(const struct options *opts, const struct locations *loc, 
 			print_summary(&run);
 		}
 		fprintf(stderr, "krunner: result written to %s\n", path);
+		err = export_write(&run);
+		if (err)
+			goto out;
 	}
 	say_failed(&run, exit_code);
 out:

@@ -53,7 +53,7 @@ static const char *log_for(const struct mariadb_server *server)
 }
 
 int mariadb_server_bootstrap(struct suite_ctx *ctx, struct mariadb_server *server,
-			     double *elapsed_ms)
+			     bool measured, double *elapsed_ms)
 {
 	char datadir[PATH_MAX + 16];
 	snprintf(datadir, sizeof(datadir), "--datadir=%s", server->datadir);
@@ -63,7 +63,7 @@ int mariadb_server_bootstrap(struct suite_ctx *ctx, struct mariadb_server *serve
 	if (geteuid() != 0)
 		argv[4] = "--skip-name-resolve";	/* --user only as root */
 	struct app_command cmd = { .argv = argv, .log_path = log_for(server),
-				   .timeout_ms = INSTALL_TIMEOUT_MS };
+				   .timeout_ms = INSTALL_TIMEOUT_MS, .launched = measured };
 	int status;
 	char text[96];
 	int err = app_run(ctx, &cmd, &status, elapsed_ms, NULL);
@@ -109,7 +109,7 @@ int mariadb_server_start(struct suite_ctx *ctx, struct mariadb_server *server,
 	if (geteuid() != 0)
 		argv[ARRAY_SIZE(argv) - 2] = NULL;
 	struct app_command cmd = { .argv = argv, .log_path = log_for(server),
-				   .profiled = profiled };
+				   .profiled = profiled, .launched = profiled };
 	int err = app_spawn(ctx, &cmd, &server->pid);
 	if (err) {
 		server->pid = 0;
@@ -150,7 +150,7 @@ int mariadb_server_query(struct suite_ctx *ctx, struct mariadb_server *server,
 	const char *argv[] = { suite_artifact_path(ctx, "mariadb"), "--no-defaults", socket_arg,
 			       "--user=root", "--batch", "--skip-column-names", "-e", sql,
 			       database, NULL };
-	struct app_command cmd = { .argv = argv, .profiled = profiled,
+	struct app_command cmd = { .argv = argv, .profiled = profiled, .launched = profiled,
 				   .timeout_ms = QUERY_TIMEOUT_MS };
 	int status;
 	char *out = NULL;

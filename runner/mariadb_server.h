@@ -35,11 +35,13 @@ struct mariadb_server {
 
 /* Makes the scratch directory under parent. 0 or -errno (message printed). */
 int mariadb_server_create(struct mariadb_server *server, const char *parent);
-/* mariadb-install-db into the data directory; *elapsed_ms is its run. */
+/* mariadb-install-db into the data directory; *elapsed_ms is its run.
+ * measured: under --launcher (its time is a metric). */
 int mariadb_server_bootstrap(struct suite_ctx *ctx, struct mariadb_server *server,
-			     double *elapsed_ms);
+			     bool measured, double *elapsed_ms);
 /* Starts mariadbd with engine as default_storage_engine and waits until the
- * socket accepts a connection (or fails with the server's log shown). */
+ * socket accepts a connection (or fails with the server's log shown).
+ * profiled: under --profile and --launcher (the server measured). */
 int mariadb_server_start(struct suite_ctx *ctx, struct mariadb_server *server,
 			 const char *engine, bool profiled);
 /* One client session: `mariadb` runs sql in database (NULL: none), batch

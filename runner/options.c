@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,18 @@ enum {
 	OPT_MAX_THRESHOLD,
 	OPT_WARMUP_ROUNDS,
 	OPT_B_LAUNCHER,
+	OPT_RUNS,
+	OPT_WARMUP,
+	OPT_PREPARE,
+	OPT_SETUP,
+	OPT_CLEANUP,
+	OPT_EXPORT_JSON,
+	OPT_EXPORT_CSV,
+	OPT_EXPORT_MARKDOWN,
+	OPT_PARSE_METRICS,
+	OPT_SCAN = 'P',
+	OPT_STEP = 'D',
+	OPT_LIST_PARAM = 'L',
 };
 
 static const struct option base_options[] = {
@@ -56,6 +69,18 @@ static const struct option base_options[] = {
 	{ "max-threshold", required_argument, NULL, OPT_MAX_THRESHOLD },
 	{ "warmup-rounds", required_argument, NULL, OPT_WARMUP_ROUNDS },
 	{ "b-launcher", required_argument, NULL, OPT_B_LAUNCHER },
+	{ "runs", required_argument, NULL, OPT_RUNS },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "prepare", required_argument, NULL, OPT_PREPARE },
+	{ "setup", required_argument, NULL, OPT_SETUP },
+	{ "cleanup", required_argument, NULL, OPT_CLEANUP },
+	{ "parameter-scan", required_argument, NULL, OPT_SCAN },
+	{ "parameter-step-size", required_argument, NULL, OPT_STEP },
+	{ "parameter-list", required_argument, NULL, OPT_LIST_PARAM },
+	{ "export-json", required_argument, NULL, OPT_EXPORT_JSON },
+	{ "export-csv", required_argument, NULL, OPT_EXPORT_CSV },
+	{ "export-markdown", required_argument, NULL, OPT_EXPORT_MARKDOWN },
+	{ "parse-metrics", no_argument, NULL, OPT_PARSE_METRICS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 };
@@ -65,7 +90,7 @@ static const char usage_head[] =
 "       krunner --list\n"
 "       krunner compare BEFORE.json AFTER.json [--fail-on-regression] [--noise=FILE]\n"
 "       krunner calibrate --suite=NAME[,NAME...] [--rounds=N]\n"
-"       krunner run [--runs=N] [--warmups=N] [OPTIONS] -- CMD [ARGS...]\n"
+"       krunner run [--runs=N] [--warmup=N] [COMMAND OPTIONS] -- CMD [ARGS...]\n"
 "       krunner ab --suite=NAME[,...] [--launcher=A] --b-launcher=B [OPTIONS]\n"
 "Run kprof's benchmark suites the same way every time, write a JSON result\n"
 "(every value, medians with intervals, host and its load, git head, tool\n"
@@ -90,9 +115,12 @@ static const char usage_head[] =
 "                          each profiled round has an unprofiled twin, for\n"
 "                          the probe effect (\"1.3x slower\", either way the\n"
 "                          metric is better)\n"
-"      --launcher=CMD      run the suite programs as CMD PROGRAM ARGS (a\n"
-"                          WebAssembly host, qemu-user, valgrind); CMD is\n"
-"                          split like a shell would, without expansions\n"
+"      --launcher=CMD      run the measured programs as CMD PROGRAM ARGS (a\n"
+"                          WebAssembly host, qemu-user, valgrind): the\n"
+"                          command, the suites' programs, mariadbd and its\n"
+"                          timed clients, php; kernel-build and overhead\n"
+"                          refuse it. CMD is split like a shell would,\n"
+"                          without expansions\n"
 "      --json              print the result JSON on stdout instead of the\n"
 "                          summary\n"
 "      --out=DIR           where result files go (default: results/ of the\n"
@@ -101,6 +129,25 @@ static const char usage_head[] =
 "                          $KRUNNER_PROGRAMS, else build/programs next to\n"
 "                          krunner)\n"
 "  -l, --list              list the suites with their metrics\n"
+"\n"
+"Command options (krunner run -- CMD, hyperfine's):\n"
+"      --runs=N            timed runs in all, each a fresh process and its\n"
+"                          own round (default 10)\n"
+"      --warmup=N          runs discarded before them (default 1)\n"
+"      --prepare=CMD       shell command before every run, not timed\n"
+"      --setup=CMD         shell command once before the first run\n"
+"      --cleanup=CMD       shell command once after the last, also after a\n"
+"                          failed run or Ctrl-C\n"
+"  -P, --parameter-scan VAR MIN MAX   one benchmark per value, {VAR} replaced\n"
+"                          in the command and the hooks\n"
+"  -D, --parameter-step-size STEP     -P's step (default 1)\n"
+"  -L, --parameter-list VAR a,b,c     one benchmark per listed value\n"
+"      --export-json=FILE, --export-csv=FILE, --export-markdown=FILE\n"
+"                          hyperfine's columns: command, mean, stddev,\n"
+"                          median, user, system, min, max, the parameter\n"
+"      --parse-metrics     KEY=VALUE lines the command prints are metrics:\n"
+"                          _ms _us _ns _s _us_per_op _bytes lower is better,\n"
+"                          _mbps _per_sec _ops higher, others kept ungated\n"
 "\n"
 "Compare options:\n"
 "      --fail-on-regression  exit 3 when a metric regressed beyond its\n"
@@ -164,6 +211,8 @@ static const char usage_tail[] =
 "  krunner calibrate --suite=syscall-io --rounds=10\n"
 "  krunner compare results/A.json results/B.json --fail-on-regression\n"
 "  krunner run --runs=20 -- node app.js     # any command, hyperfine-style\n"
+"  krunner run -P n 1 4 --export-markdown=n.md -- ./app --threads={n}\n"
+"  krunner run --setup='srv & echo $! >p' --cleanup='kill $(cat p)' -- client\n"
 "  krunner run --profile=preload -- node app.js\n"
 "  krunner ab --suite=process-lifecycle --b-launcher='env LD_PRELOAD=build/libkprof.so'\n"
 "  krunner ab --launcher='node old/host.js' --b-launcher='node new/host.js' -- prog\n"
@@ -219,33 +268,31 @@ static void usage_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+static int add_suite(struct options *opts, const char *name)
+{
+	for (size_t i = 0; i < opts->n_suites; i++)
+		if (strcmp(opts->suite_names[i], name) == 0)
+			return 0;
+	char **grown = realloc(opts->suite_names, (opts->n_suites + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	opts->suite_names = grown;
+	opts->suite_names[opts->n_suites] = strdup(name);
+	if (!opts->suite_names[opts->n_suites])
+		return -ENOMEM;
+	opts->n_suites++;
+	return 0;
+}
+
 static int split_suites(const char *list, struct options *opts)
 {
 	char *copy = strdup(list);
-	if (!copy)
-		return -ENOMEM;
-	for (char *save = NULL, *name = strtok_r(copy, ",", &save); name;
-	     name = strtok_r(NULL, ",", &save)) {
-		bool duplicate = false;
-		for (size_t i = 0; i < opts->n_suites; i++)
-			duplicate |= strcmp(opts->suite_names[i], name) == 0;
-		if (duplicate)
-			continue;
-		char **grown = realloc(opts->suite_names, (opts->n_suites + 1) * sizeof(*grown));
-		if (!grown) {
-			free(copy);
-			return -ENOMEM;
-		}
-		opts->suite_names = grown;
-		opts->suite_names[opts->n_suites] = strdup(name);
-		if (!opts->suite_names[opts->n_suites]) {
-			free(copy);
-			return -ENOMEM;
-		}
-		opts->n_suites++;
-	}
+	int err = copy ? 0 : -ENOMEM;
+	for (char *save = NULL, *name = copy ? strtok_r(copy, ",", &save) : NULL; name && !err;
+	     name = strtok_r(NULL, ",", &save))
+		err = add_suite(opts, name);
 	free(copy);
-	return 0;
+	return err;
 }
 
 static int parse_double(const char *arg, double min, double max, double *out)
@@ -335,11 +382,105 @@ static int check_suite_options(const struct options *opts)
 	return 0;
 }
 
+/* A -P/-L scan as given: the variable and its range or list. */
+struct scan {
+	const char *var, *min, *max, *step, *list;
+};
+
+static int push_value(struct command_options *c, const char *text)
+{
+	char **grown = realloc(c->values, (c->n_values + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	c->values = grown;
+	if (!(c->values[c->n_values] = strdup(text)))
+		return -ENOMEM;
+	c->n_values++;
+	return 0;
+}
+
+#define MAX_SCAN_VALUES 1000
+
+/* -P VAR MIN MAX [-D STEP]: whole numbers when all three are; -L VAR a,b,c. */
+static int scan_values(const struct scan *sc, struct command_options *c)
+{
+	char buf[64];
+	int err = 0;
+	c->param = sc->var;
+	if (!*sc->var || !suite_metric_key(sc->var, strlen(sc->var))) {
+		usage_error("a parameter's name is letters, digits and _, not '%s'", sc->var);
+		return -EINVAL;
+	}
+	if (sc->list) {
+		char *copy = strdup(sc->list);
+		for (char *save = NULL, *v = copy ? strtok_r(copy, ",", &save) : NULL; v && !err;
+		     v = strtok_r(NULL, ",", &save))
+			err = push_value(c, v);
+		free(copy);
+		if (!err && !c->n_values) {
+			usage_error("--parameter-list %s wants values: a,b,c", sc->var);
+			return -EINVAL;
+		}
+		return err;
+	}
+	double min, max, step = 1;
+	if (parse_double(sc->min, -1e15, 1e15, &min) || parse_double(sc->max, -1e15, 1e15, &max) ||
+	    (sc->step && parse_double(sc->step, 1e-12, 1e15, &step)) || max < min) {
+		usage_error("--parameter-scan %s %s %s%s%s wants numbers MIN <= MAX and a step "
+			    "above 0", sc->var, sc->min, sc->max, sc->step ? " -D " : "",
+			    sc->step ? sc->step : "");
+		return -EINVAL;
+	}
+	bool whole = min == (long long)min && max == (long long)max && step == (long long)step;
+	double count = floor((max - min) / step + 1e-9) + 1;
+	if (count > MAX_SCAN_VALUES) {
+		usage_error("--parameter-scan gives %.0f values, more than %d", count,
+			    MAX_SCAN_VALUES);
+		return -EINVAL;
+	}
+	for (int i = 0; i < (int)count && !err; i++) {
+		double v = min + i * step;
+		if (whole)
+			snprintf(buf, sizeof(buf), "%lld", (long long)v);
+		else
+			snprintf(buf, sizeof(buf), "%.10g", v);
+		err = push_value(c, buf);
+	}
+	return err;
+}
+
+/* The options of krunner run -- CMD only, given without a command. */
+static int check_command_only(const struct options *opts, bool runs, bool warmup, bool scan)
+{
+	const char *given = runs ? "--runs" : warmup ? "--warmup" : scan ? "-P/-L" :
+			    opts->cmd.prepare ? "--prepare" : opts->cmd.setup ? "--setup" :
+			    opts->cmd.cleanup ? "--cleanup" : opts->cmd.parse_metrics ? "--parse-metrics" :
+			    opts->export_json ? "--export-json" : opts->export_csv ? "--export-csv" :
+			    opts->export_markdown ? "--export-markdown" : NULL;
+	if (!given || (opts->command_argv && (opts->command == COMMAND_RUN ||
+					     opts->command == COMMAND_AB)))
+		return 0;
+	usage_error("%s is for a command: krunner run [OPTIONS] -- CMD ARGS%s", given,
+		    runs ? " (suites take --rounds)" : warmup ? " (suites take --warmup-rounds)" : "");
+	return -EINVAL;
+}
+
+/* The operand after an option that takes more than one (-P VAR MIN MAX). */
+static const char *next_operand(int argc, char **argv, const char *option)
+{
+	if (optind >= argc || strcmp(argv[optind], "--") == 0) {
+		usage_error("%s wants more values", option);
+		return NULL;
+	}
+	return argv[optind++];
+}
+
 int options_parse(int argc, char **argv, struct options *opts)
 {
 	static struct option table[MAX_LONG_OPTIONS];
 	static const char *suite_option_names[MAX_LONG_OPTIONS];
-	bool rounds_given = false;
+	bool rounds_given = false, runs_given = false, warmup_given = false;
+	struct scan scan = { 0 };
 	int err;
 
 	memset(opts, 0, sizeof(*opts));
@@ -374,7 +515,7 @@ int options_parse(int argc, char **argv, struct options *opts)
 	}
 	optind = 1;
 	for (;;) {
-		int c = getopt_long(argc, argv, "s:r:lhV", table, NULL);
+		int c = getopt_long(argc, argv, "s:r:lhVP:D:L:", table, NULL);
 		if (c == -1)
 			break;
 		switch (c) {
@@ -404,6 +545,62 @@ int options_parse(int argc, char **argv, struct options *opts)
 			opts->warmup_rounds = (int)w;
 			break;
 		}
+		case OPT_RUNS:
+		case OPT_WARMUP: {
+			double n;
+			bool runs = c == OPT_RUNS;
+			if (parse_double(optarg, runs ? 1 : 0, 10000, &n) || n != (int)n) {
+				usage_error("--%s wants a whole number from %d to 10000, not '%s'",
+					    runs ? "runs" : "warmup", runs ? 1 : 0, optarg);
+				return -EINVAL;
+			}
+			if (runs) {
+				opts->rounds = (int)n;
+				runs_given = true;
+			} else {
+				opts->warmup_rounds = (int)n;
+				warmup_given = true;
+			}
+			break;
+		}
+		case OPT_PREPARE:
+			opts->cmd.prepare = optarg;
+			break;
+		case OPT_SETUP:
+			opts->cmd.setup = optarg;
+			break;
+		case OPT_CLEANUP:
+			opts->cmd.cleanup = optarg;
+			break;
+		case OPT_PARSE_METRICS:
+			opts->cmd.parse_metrics = true;
+			break;
+		case OPT_EXPORT_JSON:
+			opts->export_json = optarg;
+			break;
+		case OPT_EXPORT_CSV:
+			opts->export_csv = optarg;
+			break;
+		case OPT_EXPORT_MARKDOWN:
+			opts->export_markdown = optarg;
+			break;
+		case OPT_SCAN:
+		case OPT_LIST_PARAM:
+			if (scan.var) {
+				usage_error("one parameter scan at a time (-P or -L once)%s", "");
+				return -EINVAL;
+			}
+			scan.var = optarg;
+			if (c == OPT_SCAN && (!(scan.min = next_operand(argc, argv, "-P VAR MIN MAX")) ||
+					      !(scan.max = next_operand(argc, argv, "-P VAR MIN MAX"))))
+				return -EINVAL;
+			if (c == OPT_LIST_PARAM &&
+			    !(scan.list = next_operand(argc, argv, "-L VAR a,b,c")))
+				return -EINVAL;
+			break;
+		case OPT_STEP:
+			scan.step = optarg;
+			break;
 		case OPT_LIST:
 			opts->command = COMMAND_LIST;
 			break;
@@ -520,8 +717,19 @@ int options_parse(int argc, char **argv, struct options *opts)
 				return -EINVAL;
 			}
 			opts->command_argv = &argv[optind];
-			suite_command_set((const char *const *)opts->command_argv);
-			err = split_suites("command", opts);
+			if (rounds_given && runs_given) {
+				usage_error("give --runs (timed runs of the command), not --rounds too%s", "");
+				return -EINVAL;
+			}
+			if (scan.step && !scan.min) {
+				usage_error("-D/--parameter-step-size goes with -P VAR MIN MAX%s", "");
+				return -EINVAL;
+			}
+			if (scan.var && (err = scan_values(&scan, &opts->cmd)))
+				return err;
+			err = suite_command_set((const char *const *)opts->command_argv, &opts->cmd);
+			for (size_t i = 0; !err && i < suite_command_count(); i++)
+				err = add_suite(opts, suite_command_name(i));
 			if (err)
 				return err;
 			rest = 0;
@@ -535,6 +743,9 @@ int options_parse(int argc, char **argv, struct options *opts)
 		usage_error("unexpected argument '%s'", argv[optind]);
 		return -EINVAL;
 	}
+	err = check_command_only(opts, runs_given, warmup_given, scan.var != NULL);
+	if (err)
+		return err;
 	if (opts->b_launcher && opts->command != COMMAND_AB) {
 		usage_error("--b-launcher is for krunner ab%s", "");
 		return -EINVAL;
@@ -553,5 +764,10 @@ void options_free(struct options *opts)
 		free(opts->suite_names[i]);
 	free(opts->suite_names);
 	opts->suite_names = NULL;
+	for (size_t i = 0; i < opts->cmd.n_values; i++)
+		free(opts->cmd.values[i]);
+	free(opts->cmd.values);
+	opts->cmd.values = NULL;
+	opts->cmd.n_values = 0;
 	opts->n_suites = 0;
 }

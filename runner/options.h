@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "exec.h"
+#include "suite.h"
 
 #define KRUNNER_VERSION "0.1.0"
 
@@ -38,6 +39,8 @@ struct options {
 	double max_threshold;		/* fraction: 0.20; above it, too noisy to gate */
 	const char *before, *after;	/* compare */
 	char **command_argv;		/* krunner run -- CMD ARGS: the command suite's */
+	struct command_options cmd;	/* its --prepare, --setup, --cleanup, -P/-L */
+	const char *export_json, *export_csv, *export_markdown;	/* files, or NULL */
 	char **argv;			/* as given, for the result */
 	int argc;
 };

@@ -76,7 +76,9 @@ static json_t *metric_json(const struct metric_def *def, const struct value_list
 	struct stats_summary sum, plain_sum;
 	bool higher = def->direction == HIGHER_IS_BETTER;
 	json_object_set_new(metric, "unit", json_string(def->unit));
-	json_object_set_new(metric, "direction", json_string(higher ? "higher" : "lower"));
+	json_object_set_new(metric, "direction",
+			    json_string(def->direction == DIRECTION_UNKNOWN ? "unknown"
+					: higher ? "higher" : "lower"));
 	json_object_set_new(metric, "description", json_string(def->description));
 	if (put_summary(metric, "", values, &sum))
 		goto nomem;
@@ -147,8 +149,9 @@ static json_t *suite_json(const struct run *run, const struct suite_ctx *ctx)
 	json_object_set(j, "notes", ctx->notes);
 	json_object_set(j, "tool_versions", ctx->tool_versions);
 
-	/* No metric from a suite that did not complete every round. */
-	json_t *metrics = json_object();
+	/* No metric from a suite that did not complete every round. Those
+	 * whose direction is unknown are kept apart: compare never gates them. */
+	json_t *metrics = json_object(), *ungated = json_object();
 	if (!ctx->error && ctx->rounds_done == rounds) {
 		for (size_t m = 0; m < s->n_metrics; m++) {
 			if (!ctx->values[m].n) /* optional, not given with these options */
@@ -159,13 +162,18 @@ static json_t *suite_json(const struct run *run, const struct suite_ctx *ctx)
 										      : NULL);
 			if (!metric) {
 				json_decref(metrics);
+				json_decref(ungated);
 				json_decref(j);
 				return NULL;
 			}
-			json_object_set_new(metrics, s->metrics[m].name, metric);
+			json_object_set_new(s->metrics[m].direction == DIRECTION_UNKNOWN ? ungated
+					    : metrics, s->metrics[m].name, metric);
 		}
 	}
 	json_object_set_new(j, "metrics", metrics);
+	if (json_object_size(ungated))
+		json_object_set(j, "ungated_metrics", ungated);
+	json_decref(ungated);
 	json_object_set(j, "round_details", ctx->rounds);
 	return j;
 }
@@ -197,7 +205,14 @@ json_t *result_build(const struct run *run)
 	json_object_set_new(root, "machine_state",
 			    json_pack("{s:O?, s:O?, s:s?}", "start", run->state_start, "end",
 				      run->state_end, "busy", run->busy));
-	json_object_set_new(root, "git", git_json(run->loc->root));
+	/* git: the project benchmarked — the directory a command ran in, or
+	 * kprof's tree for its suites; kprof: krunner's own version and tree */
+	char cwd[PATH_MAX];
+	const char *dir = opts->command_argv && getcwd(cwd, sizeof(cwd)) ? cwd : run->loc->root;
+	json_object_set_new(root, "git", git_json(dir));
+	json_object_set_new(root, "git_dir", dir ? json_string(dir) : json_null());
+	json_object_set_new(root, "kprof", json_pack("{s:s, s:o}", "version", KRUNNER_VERSION,
+						      "git", git_json(run->loc->root)));
 	json_object_set(root, "tool_versions", run->tool_versions);
 	json_t *tools = json_array();
 	for (size_t i = 0; i < run->n_tools; i++)

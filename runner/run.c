@@ -261,7 +261,7 @@ struct line_reader {
 	int err;
 };
 
-static bool is_key(const char *s, size_t len)
+bool suite_metric_key(const char *s, size_t len)
 {
 	if (len == 0)
 		return false;
@@ -280,7 +280,7 @@ static int on_program_line(void *arg, const char *line)
 {
 	struct line_reader *reader = arg;
 	const char *eq = strchr(line, '=');
-	if (eq && is_key(line, (size_t)(eq - line))) {
+	if (eq && suite_metric_key(line, (size_t)(eq - line))) {
 		char *end;
 		errno = 0;
 		double value = strtod(eq + 1, &end);
@@ -489,10 +489,11 @@ static int prepare_suite(struct run *run, struct suite_ctx *ctx, int *problems)
 	ctx->notes = json_object();
 	ctx->tool_versions = json_object();
 	ctx->rounds = json_array();
-	ctx->values = calloc(s->n_metrics + 1, sizeof(*ctx->values));
-	ctx->plain = calloc(s->n_metrics + 1, sizeof(*ctx->plain));
-	ctx->current = calloc(s->n_metrics + 1, sizeof(*ctx->current));
-	ctx->round_medians = calloc(s->n_metrics + 1, sizeof(*ctx->round_medians));
+	size_t n_metrics = s->metrics_capacity > s->n_metrics ? s->metrics_capacity : s->n_metrics;
+	ctx->values = calloc(n_metrics + 1, sizeof(*ctx->values));
+	ctx->plain = calloc(n_metrics + 1, sizeof(*ctx->plain));
+	ctx->current = calloc(n_metrics + 1, sizeof(*ctx->current));
+	ctx->round_medians = calloc(n_metrics + 1, sizeof(*ctx->round_medians));
 	ctx->artifacts = calloc(s->n_artifacts + 1, sizeof(*ctx->artifacts));
 	if (!ctx->notes || !ctx->tool_versions || !ctx->rounds || !ctx->values || !ctx->plain || !ctx->current ||
 	    !ctx->round_medians || !ctx->artifacts)
@@ -543,6 +544,12 @@ int run_prepare(struct run *run, const struct options *opts, const struct locati
 			fprintf(stderr, " (krunner --list)\n");
 			return -EINVAL;
 		}
+		if (opts->launcher && s->no_launcher) {
+			fprintf(stderr, "krunner: --launcher%s cannot apply to the %s suite: %s\n",
+				opts->command == COMMAND_AB && opts->b_launcher == opts->launcher
+				? " (B's --b-launcher)" : "", s->name, s->no_launcher);
+			return -EINVAL;
+		}
 		run->suites[run->n_suites++].suite = s;
 	}
 	err = prepare_tools(run, &problems);
@@ -562,9 +569,16 @@ int run_prepare(struct run *run, const struct options *opts, const struct locati
 	time_stamp(run->stamp, sizeof(run->stamp));
 	time_iso8601(run->start_time, sizeof(run->start_time));
 	size_t off = (size_t)snprintf(run->base_name, sizeof(run->base_name), "%s-", run->stamp);
-	for (size_t i = 0; i < run->n_suites && off < sizeof(run->base_name); i++)
-		off += (size_t)snprintf(run->base_name + off, sizeof(run->base_name) - off, "%s%s",
-					i ? "+" : "", run->suites[i].suite->name);
+	/* a parameter scan's benchmarks, command[N=1]..., name the file once */
+	for (size_t i = 0, shown = 0; i < run->n_suites && off < sizeof(run->base_name); i++) {
+		const char *name = run->suites[i].suite->name;
+		int len = (int)strcspn(name, "[");
+		const char *prev = i ? run->suites[i - 1].suite->name : "";
+		if (i && (int)strcspn(prev, "[") == len && strncmp(prev, name, (size_t)len) == 0)
+			continue;
+		off += (size_t)snprintf(run->base_name + off, sizeof(run->base_name) - off, "%s%.*s",
+					shown++ ? "+" : "", len, name);
+	}
 	if (off >= sizeof(run->base_name) - 16) {
 		fprintf(stderr, "krunner: too many suites for one result file name\n");
 		return -ENAMETOOLONG;

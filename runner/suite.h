@@ -27,6 +27,9 @@
 enum metric_direction {
 	HIGHER_IS_BETTER,
 	LOWER_IS_BETTER,
+	/* A metric a command printed whose name says neither (krunner run
+	 * --parse-metrics): kept in the result apart, never gated. */
+	DIRECTION_UNKNOWN,
 };
 
 struct metric_def {
@@ -73,6 +76,9 @@ struct suite {
 	 * (their descriptions say which): a round without a value for one is
 	 * not rejected, and a result without values leaves it out. 0: none. */
 	size_t first_optional_metric;
+	/* A suite that declares metrics while it runs (the command suite's
+	 * --parse-metrics) grows n_metrics up to this; 0: n_metrics. */
+	size_t metrics_capacity;
 	const struct artifact_def *artifacts;
 	size_t n_artifacts;
 	const struct suite_option *options;
@@ -82,6 +88,10 @@ struct suite {
 	/* Rounds run and discarded before the first, without --warmup-rounds
 	 * (an application's caches, a server's first requests). */
 	int warmup_rounds;
+	/* Why --launcher cannot apply to this suite (said, and the run
+	 * refused before anything runs); NULL: it wraps the programs whose
+	 * time is a metric. */
+	const char *no_launcher;
 	/* Optional: once before the first round (scratch directories, servers,
 	 * tool versions via suite_note()). 0 or -errno. */
 	int (*setup)(struct suite_ctx *ctx);
@@ -130,8 +140,26 @@ static inline bool suite_metric_optional(const struct suite *s, size_t m)
 	}
 
 void suite_register(const struct suite *suite);
-/* The command of `krunner run -- CMD ARGS` (suite_command.c). */
-void suite_command_set(const char *const *argv);
+
+/* `krunner run -- CMD ARGS` (suite_command.c): the hooks and scan. */
+struct command_options {
+	const char *prepare;		/* shell command before every run */
+	const char *setup;		/* once before the first */
+	const char *cleanup;		/* once after the last, also after a failure */
+	const char *param;		/* -P/-L: {param} in the command and hooks */
+	char **values;			/* its values, one benchmark each */
+	size_t n_values;		/* 0: no scan, one benchmark "command" */
+	bool parse_metrics;		/* KEY=VALUE lines of the output are metrics */
+};
+/* Registers the benchmarks (one per value: "command[VAR=value]"). 0 or -errno. */
+int suite_command_set(const char *const *argv, const struct command_options *options);
+size_t suite_command_count(void);
+const char *suite_command_name(size_t i);
+/* The i-th benchmark's command line ({VAR} replaced) and parameter value. */
+const char *const *suite_command_argv(size_t i);
+const char *suite_command_value(size_t i);
+/* Whether s[0..len) is a metric name: [A-Za-z_][A-Za-z0-9_]*. */
+bool suite_metric_key(const char *s, size_t len);
 
 /* Registered suites, sorted by name. */
 size_t suite_count(void);

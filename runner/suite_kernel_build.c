@@ -582,6 +582,8 @@ static const struct suite kernel_build = {
 	.description = "Linux kernel build through a compiler cache: cold vs warm, hit rate",
 	SUITE_TABLES(metrics, artifacts, options),
 	.first_optional_metric = FIRST_OPTIONAL,
+	.no_launcher = "a build is make starting thousands of compilers through the cache; "
+		       "compare two caches with --cache=PATH in two runs instead",
 	.setup = setup_kernel_build,
 	.round = round_kernel_build,
 	.teardown = teardown_kernel_build,

@@ -120,7 +120,7 @@ static int round_steps(struct suite_ctx *ctx, const char *engine)
 	double ms;
 	int err = mariadb_server_create(&server, suite_scratch_dir(ctx));
 	if (!err)
-		err = mariadb_server_bootstrap(ctx, &server, &ms);
+		err = mariadb_server_bootstrap(ctx, &server, true, &ms);
 	if (!err)
 		err = suite_metric(ctx, "bootstrap_ms", ms);
 	if (!err)

@@ -301,6 +301,7 @@ static const struct suite overhead = {
 	.description = "ns added per syscall by libkprof.so, kbpf-trace, strace, perf trace, "
 		       "bpftrace; shim memory; kanalyze speed (root)",
 	SUITE_TABLES(metrics, artifacts, options),
+	.no_launcher = "it runs its own profilers and commands",
 	.setup = setup_overhead,
 	.round = round_overhead,
 	.teardown = teardown_overhead,

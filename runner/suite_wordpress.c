@@ -200,7 +200,7 @@ static int setup_steps(struct suite_ctx *ctx)
 	note_versions(ctx);
 	err = mariadb_server_create(&server, suite_scratch_dir(ctx));
 	if (!err)
-		err = mariadb_server_bootstrap(ctx, &server, &ms);
+		err = mariadb_server_bootstrap(ctx, &server, false, &ms);
 	if (!err)
 		err = mariadb_server_start(ctx, &server, "InnoDB", false);
 	if (!err)
@@ -390,7 +390,8 @@ static int measure_http(struct suite_ctx *ctx, const char *site)
 	argv[n++] = site;
 	argv[n++] = router;
 	argv[n] = NULL;
-	struct app_command cmd = { .argv = argv, .cwd = site, .log_path = log, .profiled = true };
+	struct app_command cmd = { .argv = argv, .cwd = site, .log_path = log, .profiled = true,
+				   .launched = true };
 	pid_t pid;
 	double t0 = app_now_ms();
 	err = app_spawn(ctx, &cmd, &pid);
@@ -459,7 +460,7 @@ static int measure_cli(struct suite_ctx *ctx, const char *site)
 	argv[n++] = "-r";
 	argv[n++] = code;
 	argv[n] = NULL;
-	struct app_command cmd = { .argv = argv, .cwd = site, .profiled = true,
+	struct app_command cmd = { .argv = argv, .cwd = site, .profiled = true, .launched = true,
 				   .timeout_ms = PHP_TIMEOUT_MS };
 	int status;
 	double ms;
