@@ -82,43 +82,6 @@ static json_t *find_suite(json_t *result, const char *name)
 	return NULL;
 }
 
-/*
- * The medians of a suite's rounds for one metric, in round order: kept
- * rounds only (not warm-up, not failed, and with --profile the profiled
- * ones, whose values the metric's figures are of). NULL-terminated in the
- * sense that *out always has room; returns the count.
- */
-static size_t round_medians_of(json_t *suite, const char *metric, bool profiled, double **out)
-{
-	json_t *rounds = json_object_get(suite, "round_details");
-	size_t n = 0, i;
-	json_t *r;
-	*out = calloc(json_array_size(rounds) + 1, sizeof(double));
-	if (!*out)
-		return 0;
-	json_array_foreach(rounds, i, r) {
-		if (!json_is_true(json_object_get(r, "ok")) ||
-		    json_is_true(json_object_get(r, "warmup")) ||
-		    json_is_true(json_object_get(r, "profiled")) != profiled)
-			continue;
-		json_t *v = json_object_get(json_object_get(r, "values"), metric);
-		if (json_is_number(v)) {
-			(*out)[n++] = json_number_value(v);
-		} else if (json_array_size(v)) {
-			size_t k, m = json_array_size(v);
-			double *values = calloc(m, sizeof(double));
-			if (!values)
-				continue;
-			json_t *x;
-			json_array_foreach(v, k, x)
-				values[k] = json_number_value(x);
-			(*out)[n++] = stats_median(values, m);
-			free(values);
-		}
-	}
-	return n;
-}
-
 static void format_value(double v, const char *unit, char *buf, size_t len)
 {
 	if (fabs(v) >= 1000)
@@ -279,7 +242,7 @@ static void compare_metric(struct compare_state *st, const char *suite_name, jso
 	bool profiled_b = json_is_string(json_object_get(settings, "profile"));
 	double *rb = NULL, *ra = NULL;
 	char before_text[192], after_text[192], change[160], detectable[48], verdict[96];
-	size_t nb = round_medians_of(sb, name, profiled_b, &rb);
+	size_t nb = result_round_medians(json_object_get(sb, "round_details"), name, profiled_b, &rb);
 	format_side(rb, nb, json_array_size(json_object_get(mb, "samples")), unit, before_text,
 		    sizeof(before_text));
 	if (!ma) {
@@ -287,7 +250,7 @@ static void compare_metric(struct compare_state *st, const char *suite_name, jso
 		free(rb);
 		return;
 	}
-	size_t na = round_medians_of(sa, name, profiled_b, &ra);
+	size_t na = result_round_medians(json_object_get(sa, "round_details"), name, profiled_b, &ra);
 	format_side(ra, na, json_array_size(json_object_get(ma, "samples")), unit, after_text,
 		    sizeof(after_text));
 

@@ -73,12 +73,11 @@ static void print_summary(const struct run *run)
 				printf(", %zu outlier%s", sum.outliers, sum.outliers == 1 ? "" : "s");
 			outliers += sum.outliers;
 			if (ctx->plain_rounds_done == rounds && ctx->plain[m].n) {
-				char text[64];
-				double plain = stats_median(ctx->plain[m].v, ctx->plain[m].n);
-				stats_effect_text(plain, sum.median,
-						  s->metrics[m].direction == HIGHER_IS_BETTER,
-						  s->metrics[m].unit, "unprofiled", "profiled",
-						  text, sizeof(text));
+				char text[160];
+				double slowdown;
+				bool significant;
+				result_probe_effect(ctx->rounds, &s->metrics[m], text, sizeof(text),
+						    &slowdown, &significant);
 				printf("  probe effect: %s", text);
 			}
 			printf("\n");
