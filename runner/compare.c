@@ -182,6 +182,7 @@ struct compare_state {
 	const struct options *opts;
 	json_t *noise;		/* the noise file, when its host matches */
 	bool interleaved;	/* both sides from one krunner ab */
+	int family;		/* metrics compared: a regression needs alpha / family */
 	int regressions;
 	int no_verdicts;
 	int noise_ignored;	/* noise entries for other settings */
@@ -259,11 +260,12 @@ static void compare_metric(struct compare_state *st, const char *suite_name, jso
 	snprintf(key, sizeof(key), "%s/%s", suite_name, name);
 	double sd_b = stats_log_sd(rb, nb), sd_a = stats_log_sd(ra, na);
 	double run_sd = run_sd_of(st, key, settings, sqrt((sd_b * sd_b + sd_a * sd_a) / 2), &source);
-	struct stats_change c;
+	struct stats_change c, family;
 	int err = stats_round_change(rb, nb, ra, na, run_sd, st->opts->alpha, &c);
+	stats_round_change(rb, nb, ra, na, run_sd, st->opts->alpha / st->family, &family);
 	free(rb);
 	free(ra);
-	enum stats_verdict v = stats_judge(&c, st->opts->threshold, higher_better);
+	enum stats_verdict v = stats_judge(&c, &family, st->opts->threshold, higher_better);
 	if (err) {
 		snprintf(change, sizeof(change), "n/a");
 		snprintf(detectable, sizeof(detectable), "—");
@@ -383,6 +385,15 @@ int compare_results(const struct options *opts, const struct locations *loc,
 		busy_rounds("Before", name, sb, cores_b);
 		busy_rounds("After", name, sa, cores_a);
 	}
+	json_array_foreach(json_object_get(before, "suites"), i, sb) {
+		json_t *sa = find_suite(after, json_string_value(json_object_get(sb, "name")));
+		const char *metric_name;
+		json_t *mb;
+		json_object_foreach(json_object_get(sb, "metrics"), metric_name, mb)
+			st.family += json_object_get(json_object_get(sa, "metrics"), metric_name) != NULL;
+	}
+	if (st.family < 1)
+		st.family = 1;
 	printf("\n| Benchmark | Before | After | Change [%g%% interval] | p | Detectable | "
 	       "Verdict |\n|:--|--:|--:|--:|--:|--:|:--|\n",
 	       (1 - opts->alpha) * 100);
@@ -413,14 +424,16 @@ int compare_results(const struct options *opts, const struct locations *loc,
 	       "widened by the between-run noise of two separate runs (%s). p: of no change.\n"
 	       "Detectable: the smallest change either way these rounds find with %.0f%%\n"
 	       "power at alpha %g. Verdict, with a threshold of %g%%: regression when the\n"
-	       "change is worse beyond the threshold and the interval lies on the worse\n"
-	       "side; no regression when the interval's worse end is within the threshold;\n"
+	       "change is worse beyond the threshold and its interval at alpha %g / %d\n"
+	       "(the metrics compared) lies on the worse side; no regression when the\n"
+	       "%g%% interval's worse end is within the threshold;\n"
 	       "else no verdict (more rounds, a quieter machine, krunner ab or krunner\n"
 	       "calibrate narrow it).\n",
 	       (1 - opts->alpha) * 100,
 	       st.interleaved ? "none here: A and B ran interleaved in one krunner ab"
 			      : "Detectable names its source",
-	       STATS_POWER * 100, opts->alpha, opts->threshold * 100);
+	       STATS_POWER * 100, opts->alpha, opts->threshold * 100, opts->alpha, st.family,
+	       (1 - opts->alpha) * 100);
 	if (st.noise_used)
 		printf("Between-run noise calibrated in %s for %d metric%s%s.\n", noise_file,
 		       st.noise_used, st.noise_used == 1 ? "" : "s",

@@ -449,17 +449,18 @@ int stats_round_change(const double *before, size_t n_before, const double *afte
 	return 0;
 }
 
-enum stats_verdict stats_judge(const struct stats_change *c, double threshold,
-			       int higher_is_better)
+enum stats_verdict stats_judge(const struct stats_change *c, const struct stats_change *family,
+			       double threshold, int higher_is_better)
 {
-	if (isnan(c->ratio) || isnan(c->lo) || isnan(c->hi))
+	if (isnan(c->ratio) || isnan(c->lo) || isnan(c->hi) || isnan(family->lo) ||
+	    isnan(family->hi))
 		return STATS_NO_VERDICT;
 	if (higher_is_better) {
-		if (c->ratio < 1 - threshold && c->hi < 1)
+		if (c->ratio < 1 - threshold && family->hi < 1)
 			return STATS_REGRESSION;
 		return c->lo > 1 - threshold ? STATS_NO_REGRESSION : STATS_NO_VERDICT;
 	}
-	if (c->ratio > 1 + threshold && c->lo > 1)
+	if (c->ratio > 1 + threshold && family->lo > 1)
 		return STATS_REGRESSION;
 	return c->hi < 1 + threshold ? STATS_NO_REGRESSION : STATS_NO_VERDICT;
 }

@@ -118,13 +118,15 @@ enum stats_verdict {
  * With threshold as a fraction (0.05): a regression when the change is
  * the wrong way beyond the threshold (after/before above 1 + threshold
  * for a lower-is-better metric, below 1 - threshold for a higher-is-better
- * one) and the whole interval is on the wrong side of 1; no regression
- * when the interval's worse end is within the threshold; else no verdict.
- * A change that could not be computed (stats_round_change failed) is no
- * verdict.
+ * one) and family's whole interval is on the wrong side of 1 (family: the
+ * same change at the alpha of a family of metrics, alpha / metrics, so
+ * that one of many metrics is not a regression by chance); no regression
+ * when c's interval has its worse end within the threshold; else no
+ * verdict. A change that could not be computed (stats_round_change
+ * failed) is no verdict.
  */
-enum stats_verdict stats_judge(const struct stats_change *c, double threshold,
-			       int higher_is_better);
+enum stats_verdict stats_judge(const struct stats_change *c, const struct stats_change *family,
+			       double threshold, int higher_is_better);
 const char *stats_verdict_name(enum stats_verdict v);
 
 /* The standard deviation of the logs of values (all > 0), NAN below 2 or

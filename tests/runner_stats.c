@@ -112,19 +112,19 @@ static void check_round_change(void)
 	const double slower[] = { 120, 121, 119, 120, 122, 118, 120, 121, 119, 120 };
 	const double wild3a[] = { 60, 100, 140 }, wild3b[] = { 140, 60, 100 };
 	stats_round_change(before, 10, slower, 10, 0.01, 0.05, &c);
-	check(stats_judge(&c, 0.05, 0) == STATS_REGRESSION, "+20% latency: regression", c.ratio);
-	check(stats_judge(&c, 0.05, 1) == STATS_NO_REGRESSION, "+20% throughput: no regression",
+	check(stats_judge(&c, &c, 0.05, 0) == STATS_REGRESSION, "+20% latency: regression", c.ratio);
+	check(stats_judge(&c, &c, 0.05, 1) == STATS_NO_REGRESSION, "+20% throughput: no regression",
 	      c.ratio);
-	check(stats_judge(&c, 0.25, 0) == STATS_NO_REGRESSION,
+	check(stats_judge(&c, &c, 0.25, 0) == STATS_NO_REGRESSION,
 	      "+20% latency, threshold 25%: no regression", c.hi);
 	stats_round_change(before, 10, before, 10, 0.01, 0.05, &c);
-	check(stats_judge(&c, 0.05, 0) == STATS_NO_REGRESSION && c.ratio == 1,
+	check(stats_judge(&c, &c, 0.05, 0) == STATS_NO_REGRESSION && c.ratio == 1,
 	      "the same rounds: no regression", c.hi);
 	stats_round_change(wild3a, 3, wild3b, 3, 0, 0.05, &c);
-	check(stats_judge(&c, 0.05, 0) == STATS_NO_VERDICT, "3 wild rounds: no verdict",
+	check(stats_judge(&c, &c, 0.05, 0) == STATS_NO_VERDICT, "3 wild rounds: no verdict",
 	      c.detectable);
 	check(stats_round_change(before, 1, slower, 10, 0, 0.05, &c) == -EDOM &&
-		      stats_judge(&c, 0.05, 0) == STATS_NO_VERDICT,
+		      stats_judge(&c, &c, 0.05, 0) == STATS_NO_VERDICT,
 	      "1 round: no change computed, no verdict", 1);
 }
 
