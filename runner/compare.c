@@ -116,15 +116,16 @@ static void artifacts_changed(const char *suite_name, json_t *before, json_t *af
 	}
 }
 
-/* Warns when two JSON values that should match do not: "what" differs. */
-static int warn_differs(const char *what, json_t *before, json_t *after)
+/* Warns when two JSON values that should match do not: "what" differs
+ * (or differ, for plural names). */
+static int warn_differs(const char *what, bool plural, json_t *before, json_t *after)
 {
 	if ((!before && !after) || (before && after && json_equal(before, after)))
 		return 0;
 	char *b = before ? json_dumps(before, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 	char *a = after ? json_dumps(after, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 	printf("> **Warning:** %s differ%s: before %.200s, after %.200s\n", what,
-	       strchr(what, ' ') ? "" : "s", b ? b : "none", a ? a : "none");
+	       plural ? "" : "s", b ? b : "none", a ? a : "none");
 	free(b);
 	free(a);
 	return 1;
@@ -247,7 +248,8 @@ static void compare_metric(struct compare_state *st, const char *suite_name, jso
 	format_side(rb, nb, json_array_size(json_object_get(mb, "samples")), unit, before_text,
 		    sizeof(before_text));
 	if (!ma) {
-		printf("| %s / %s | %s | — | not in after | | |\n", suite_name, name, before_text);
+		printf("| %s / %s | %s | — | not in after | | | |\n", suite_name, name,
+		       before_text);
 		free(rb);
 		return;
 	}
@@ -310,9 +312,10 @@ static void warn_context(json_t *before, json_t *after)
 	for (size_t k = 0; k < sizeof(host_keys) / sizeof(host_keys[0]); k++) {
 		char what[64];
 		snprintf(what, sizeof(what), "host %s", host_keys[k]);
-		warn_differs(what, json_object_get(hb, host_keys[k]), json_object_get(ha, host_keys[k]));
+		warn_differs(what, false, json_object_get(hb, host_keys[k]),
+			     json_object_get(ha, host_keys[k]));
 	}
-	warn_differs("tool versions", json_object_get(before, "tool_versions"),
+	warn_differs("tool versions", true, json_object_get(before, "tool_versions"),
 		     json_object_get(after, "tool_versions"));
 }
 
@@ -380,7 +383,7 @@ int compare_results(const struct options *opts, const struct locations *loc,
 		}
 		char what[300];
 		snprintf(what, sizeof(what), "%s: suite settings", name);
-		warn_differs(what, json_object_get(sb, "settings"), json_object_get(sa, "settings"));
+		warn_differs(what, true, json_object_get(sb, "settings"), json_object_get(sa, "settings"));
 		artifacts_changed(name, sb, sa);
 		busy_rounds("Before", name, sb, cores_b);
 		busy_rounds("After", name, sa, cores_a);

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,29 @@ static void check_round_change(void)
 	}
 	check(found >= 700 && found <= 900, "the detectable change found in 70-90% of 1000 trials",
 	      found / 10.0);
+
+	/* 22 metrics a comparison, as the micro suites have: with each
+	 * metric's 95% interval some metric is a "regression" in many A/A
+	 * comparisons; with the interval at alpha / 22 in at most 5% */
+	int any_single = 0, any_family = 0;
+	for (int t = 0; t < 300; t++) {
+		bool single = false, in_family = false;
+		for (int m = 0; m < 22; m++) {
+			struct stats_change fam;
+			fill_run(a, 10, log(100), 0.05, 0.03);
+			fill_run(b, 10, log(100), 0.05, 0.03);
+			stats_round_change(a, 10, b, 10, 0.03, 0.05, &c);
+			stats_round_change(a, 10, b, 10, 0.03, 0.05 / 22, &fam);
+			single |= stats_judge(&c, &c, 0.01, 0) == STATS_REGRESSION;
+			in_family |= stats_judge(&c, &fam, 0.01, 0) == STATS_REGRESSION;
+		}
+		any_single += single;
+		any_family += in_family;
+	}
+	check(any_single >= 60, "per-metric intervals: a regression in 20% or more of 300 A/A",
+	      any_single / 3.0);
+	check(any_family <= 15, "intervals at alpha / 22: a regression in at most 5% of 300 A/A",
+	      any_family / 3.0);
 
 	/* the verdicts on known data */
 	const double before[] = { 100, 101, 99, 100, 102, 98, 100, 101, 99, 100 };
