@@ -7,7 +7,8 @@
 # and named, never dropped; differing host, settings and tool versions
 # are warned of; a side that ran busy is named with its rounds; calibrated
 # between-run noise is used only for its host and settings; the two sides
-# of one krunner ab get no between-run term.
+# of one krunner ab get no between-run term; calibrate measures a
+# metric's between-run noise from its third run on.
 source "$KPROF_ROOT/tests/lib.sh"
 command -v jq >/dev/null || skip "jq not installed"
 KRUNNER=$BUILD/krunner
@@ -180,3 +181,25 @@ jq '.command = ["krunner", "ab"] | .end_time = "T"' same.json >ab_b.json
 gate ab_a.json ab_b.json
 grep -q '(interleaved)' <<<"$(row pipe_mbps)" || fail "ab sides not interleaved: $(row pipe_mbps)"
 echo "ok: --run-noise and interleaved sides"
+
+# krunner calibrate keeps each run's level; from the third run on, the
+# metric's between-run noise, which compare then uses for separate runs
+for run in 1 2 3; do
+	"$KRUNNER" calibrate --suite=syscall-io --rounds=3 --min-time-ms=10 \
+		--noise="$PWD/calibrated.json" >/dev/null 2>&1 ||
+		fail "calibrate run $run exited $?"
+	expect_eq "calibrate run $run: levels kept" "$run" \
+		"$(jq '.metrics["syscall-io/pipe_mbps"].runs | length' calibrated.json)"
+	expect_eq "calibrate run $run: between-run noise given" "$([ "$run" = 3 ] && echo true || echo false)" \
+		"$(jq '.metrics["syscall-io/pipe_mbps"] | has("between_run_sd")' calibrated.json)"
+done
+jq -e '[.metrics[] | select(has("between_run_sd")) | .between_run_sd >= 0] | all and length > 0' \
+	calibrated.json >/dev/null || fail "between_run_sd not a figure >= 0"
+# two separate runs with the calibrated settings
+for run in 1 2; do
+	"$KRUNNER" --suite=syscall-io --rounds=3 --min-time-ms=10 --out="$PWD/separate$run" \
+		>/dev/null 2>&1 || fail "run $run exited $?"
+done
+out=$("$KRUNNER" compare --noise=calibrated.json separate1/*.json separate2/*.json)
+grep -q '(calibrated)' <<<"$(row pipe_mbps)" || fail "calibrated between-run noise unused: $(row pipe_mbps)"
+echo "ok: calibrate measures between-run noise from its third run, compare uses it"
