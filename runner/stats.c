@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -420,6 +421,20 @@ int stats_round_change(const double *before, size_t n_before, const double *afte
 	*c = (struct stats_change){ .n_before = n_before, .n_after = n_after, .ratio = NAN,
 				    .lo = NAN, .hi = NAN, .p = NAN, .df = NAN,
 				    .detectable = NAN, .se = NAN };
+	if (n_before < 2 || n_after < 2)
+		return -EDOM;
+	/* every round of both sides the same value (a count, often 0): no
+	 * change, whether or not a logarithm exists */
+	double first = before[0];
+	bool constant = true;
+	for (size_t i = 0; i < n_before + n_after && constant; i++)
+		constant = (i < n_before ? before[i] : after[i - n_before]) == first;
+	if (constant) {
+		c->ratio = c->lo = c->hi = c->p = 1;
+		c->df = HUGE_VAL;
+		c->se = c->detectable = 0;
+		return 0;
+	}
 	double sd_b = stats_log_sd(before, n_before), sd_a = stats_log_sd(after, n_after);
 	if (isnan(sd_b) || isnan(sd_a))
 		return -EDOM;

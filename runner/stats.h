@@ -105,7 +105,8 @@ struct stats_change {
 #define STATS_POWER 0.8
 /* 0; -EDOM when a side has fewer than 2 rounds or a round median that is
  * not above 0 (no logarithm: the figures are NAN and no verdict can be
- * given). */
+ * given) - unless every round of both sides has the same value (a count,
+ * often 0): then the change is exactly none. */
 int stats_round_change(const double *before, size_t n_before, const double *after,
 		       size_t n_after, double run_sd, double alpha, struct stats_change *c);
 

@@ -147,6 +147,13 @@ static void check_round_change(void)
 	stats_round_change(wild3a, 3, wild3b, 3, 0, 0.05, &c);
 	check(stats_judge(&c, &c, 0.05, 0) == STATS_NO_VERDICT, "3 wild rounds: no verdict",
 	      c.detectable);
+	const double zeros[] = { 0, 0, 0 }, zero_then_page[] = { 0, 0, 4096 };
+	check(stats_round_change(zeros, 3, zeros, 3, 0.01, 0.05, &c) == 0 &&
+		      stats_judge(&c, &c, 0.05, 0) == STATS_NO_REGRESSION,
+	      "0 bytes in every round of both sides: no regression", c.ratio);
+	check(stats_round_change(zeros, 3, zero_then_page, 3, 0.01, 0.05, &c) == -EDOM &&
+		      stats_judge(&c, &c, 0.05, 0) == STATS_NO_VERDICT,
+	      "0 against 0, 0, 4096 bytes: no ratio, no verdict", c.ratio);
 	check(stats_round_change(before, 1, slower, 10, 0, 0.05, &c) == -EDOM &&
 		      stats_judge(&c, &c, 0.05, 0) == STATS_NO_VERDICT,
 	      "1 round: no change computed, no verdict", 1);
