@@ -9,15 +9,23 @@
 
 #define NOISE_FORMAT "krunner-noise"
 
+/* How much a whole run's level moves between two separate runs, as a
+ * multiple of the standard deviation of its round medians (logs), when no
+ * calibrated figure applies and --run-noise is not given: fitted to A/A
+ * pairs of separate runs (docs/KRUNNER.md). */
+#define COMPARE_RUN_NOISE_DEFAULT 0.6
+
 /* Prints the markdown comparison. 0 or -errno (bad input, message
- * printed); *regressions counts the bold rows (worse, beyond the threshold,
- * p <= alpha, comparable), *too_noisy the comparable metrics whose
- * threshold is above --max-threshold. */
+ * printed); *regressions counts the metrics judged a regression,
+ * *no_verdicts those the data cannot decide. */
 int compare_results(const struct options *opts, const struct locations *loc,
-		    int *regressions, int *too_noisy);
+		    int *regressions, int *no_verdicts);
 
 /* Stores each metric's noise from a finished A/A run into the noise file
- * and prints it. 0 or -errno. */
+ * and prints it; each run's level is kept too (the last
+ * CALIBRATE_RUNS_KEPT), and from 3 runs on their spread beyond what
+ * their rounds explain is the metric's between_run_sd. 0 or -errno. */
+#define CALIBRATE_RUNS_KEPT 20
 int calibrate_store(const struct run *run, const char *noise_path);
 
 /* The noise file compare uses: opts->noise_path, else <out>/noise.json.

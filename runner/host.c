@@ -198,7 +198,7 @@ static json_t *virtualization(void)
 	return json_string("hypervisor");
 }
 
-json_t *machine_state_json(void)
+json_t *machine_load_json(void)
 {
 	json_t *state = json_object();
 	double load[3];
@@ -214,6 +214,12 @@ json_t *machine_state_json(void)
 		fclose(f);
 	/* the runnable tasks, less the reader itself */
 	json_object_set_new(state, "running", running > 0 ? json_integer(running - 1) : json_null());
+	return state;
+}
+
+json_t *machine_state_json(void)
+{
+	json_t *state = machine_load_json();
 	double mhz = cpu_mhz();
 	json_object_set_new(state, "cpu_mhz", mhz > 0 ? json_real(mhz) : json_null());
 	char governor[64];

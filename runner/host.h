@@ -22,6 +22,9 @@ const char *host_name(void);
  * container name, "none", or null when unknown}.
  */
 json_t *machine_state_json(void);
+/* Only {"load_average": [1, 5, 15 min], "running": runnable tasks besides
+ * the reader}: cheap enough to read around every round. */
+json_t *machine_load_json(void);
 /* A warning when the machine is busy (1-min load above half the cores, or
  * more runnable tasks than cores besides ourselves), else NULL: static. */
 const char *machine_busy(const json_t *state, int cores);

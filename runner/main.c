@@ -21,6 +21,7 @@
 #define EXIT_USAGE 1
 #define EXIT_WORKLOAD_FAILED 2
 #define EXIT_REGRESSION 3
+#define EXIT_NO_VERDICT 4
 #define EXIT_INTERRUPTED 130
 
 static void list_suites(void)
@@ -74,12 +75,11 @@ static void print_summary(const struct run *run)
 				printf(", %zu outlier%s", sum.outliers, sum.outliers == 1 ? "" : "s");
 			outliers += sum.outliers;
 			if (ctx->plain_rounds_done == rounds && ctx->plain[m].n) {
-				char text[64];
-				double plain = stats_median(ctx->plain[m].v, ctx->plain[m].n);
-				stats_effect_text(plain, sum.median,
-						  s->metrics[m].direction == HIGHER_IS_BETTER,
-						  s->metrics[m].unit, "unprofiled", "profiled",
-						  text, sizeof(text));
+				char text[160];
+				double slowdown;
+				bool significant;
+				result_probe_effect(ctx->rounds, &s->metrics[m], text, sizeof(text),
+						    &slowdown, &significant);
 				printf("  probe effect: %s", text);
 			}
 			printf("\n");
@@ -187,16 +187,20 @@ out:
 static int compare_and_gate(const struct options *opts, const struct locations *loc,
 			    int *exit_code)
 {
-	int regressions = 0, too_noisy = 0;
-	int err = compare_results(opts, loc, &regressions, &too_noisy);
-	if (!err && opts->fail_on_regression && too_noisy)
-		fprintf(stderr, "krunner: --fail-on-regression: %d metric%s too noisy "
-				"(threshold above %.0f%%) or with too few values to gate: "
-				"no verdict\n",
-			too_noisy, too_noisy == 1 ? "" : "s", opts->max_threshold * 100);
-	if (!err && opts->fail_on_regression && (regressions || too_noisy))
+	int regressions = 0, no_verdicts = 0;
+	int err = compare_results(opts, loc, &regressions, &no_verdicts);
+	if (err || !opts->fail_on_regression)
+		return err;
+	/* a regression is the stronger finding: it wins over no verdict */
+	if (regressions) {
 		*exit_code = EXIT_REGRESSION;
-	return err;
+	} else if (no_verdicts) {
+		fprintf(stderr, "krunner: --fail-on-regression: %d metric%s without a verdict: "
+				"the data cannot tell a %g%% regression from none\n",
+			no_verdicts, no_verdicts == 1 ? "" : "s", opts->threshold * 100);
+		*exit_code = EXIT_NO_VERDICT;
+	}
+	return 0;
 }
 
 /* One side's result file, <stamp>-<suites>-<side>.json. */

@@ -35,7 +35,7 @@ enum {
 	OPT_FAIL_ON_REGRESSION,
 	OPT_ALPHA,
 	OPT_THRESHOLD,
-	OPT_MAX_THRESHOLD,
+	OPT_RUN_NOISE,
 	OPT_WARMUP_ROUNDS,
 	OPT_B_LAUNCHER,
 	OPT_RUNS,
@@ -66,7 +66,7 @@ static const struct option base_options[] = {
 	{ "fail-on-regression", no_argument, NULL, OPT_FAIL_ON_REGRESSION },
 	{ "alpha", required_argument, NULL, OPT_ALPHA },
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-	{ "max-threshold", required_argument, NULL, OPT_MAX_THRESHOLD },
+	{ "run-noise", required_argument, NULL, OPT_RUN_NOISE },
 	{ "warmup-rounds", required_argument, NULL, OPT_WARMUP_ROUNDS },
 	{ "b-launcher", required_argument, NULL, OPT_B_LAUNCHER },
 	{ "runs", required_argument, NULL, OPT_RUNS },
@@ -150,18 +150,19 @@ static const char usage_head[] =
 "                          _mbps _per_sec _ops higher, others kept ungated\n"
 "\n"
 "Compare options:\n"
-"      --fail-on-regression  exit 3 when a metric regressed beyond its\n"
-"                          threshold with statistical significance, or a\n"
-"                          metric is too noisy or has too few values to gate\n"
+"      --fail-on-regression  exit 3 when a metric regressed, else 4 when a\n"
+"                          metric has no verdict (the data cannot tell)\n"
 "      --noise=FILE        calibrated noise (default: noise.json in the\n"
 "                          results directory, if present; compare without\n"
 "                          --out first tries the one beside AFTER.json);\n"
-"                          calibrate writes it there\n"
+"                          calibrate writes it there, and from 3 calibrate\n"
+"                          runs on, each metric's between-run noise\n"
 "      --no-noise          ignore calibrated noise\n"
 "      --threshold=PCT     smallest change called a regression (default 5)\n"
-"      --max-threshold=PCT a metric whose threshold (raised by its noise)\n"
-"                          is above this is too noisy to gate (default 20)\n"
-"      --alpha=P           significance level of the rank test (default 0.05)\n"
+"      --run-noise=X       between-run noise of two separate runs, as X times\n"
+"                          the rounds' spread, where none is calibrated\n"
+"                          (default 0.6; 0: none)\n"
+"      --alpha=P           1 - the intervals' confidence (default 0.05)\n"
 "\n"
 "A/B options (krunner ab: the run and compare options too):\n"
 "      --b-launcher=CMD    B runs the suite programs as CMD PROGRAM ARGS; A\n"
@@ -175,21 +176,25 @@ static const char usage_tail[] =
 "\n"
 "A result file is results/<UTC time>-<suites>.json, written atomically; with\n"
 "--profile the traces go to results/<UTC time>-<suites>.traces/SUITE/round-N.\n"
-"compare prints a markdown table: each side's median over every value with\n"
-"its 95% bootstrap interval; a change is a regression when it goes the wrong\n"
-"way for the metric's direction (throughput down, latency up), beyond the\n"
-"metric's threshold (the largest of --threshold, either side's noise and the\n"
-"noise calibrated on this host with the same suite settings) and is\n"
-"significant: a two-sided Mann-Whitney U test over all values gives p <= alpha.\n"
-"Results whose programs or inputs differ (SHA-256) are flagged not comparable.\n"
+"compare prints a markdown table with one verdict per metric. A round is a\n"
+"fresh process, the unit: the change is After over Before, the ratio of the\n"
+"geometric means of the round medians, with a 95% interval (Welch's t on\n"
+"their logs, widened by the between-run noise of two separate runs), the\n"
+"smallest change the rounds could detect (80% power) and the verdict:\n"
+"regression (worse beyond --threshold, the interval on the worse side), no\n"
+"regression (the interval's worse end within the threshold) or no verdict.\n"
+"Each side's busy rounds (load at a round's start or end) are named.\n"
+"Programs or inputs that differ (SHA-256: a rebuilt binary) are named and\n"
+"compared; a different host, suite settings or tool versions are warned of.\n"
 "ab runs A and B in one run, their rounds interleaved ABBA (A first in odd\n"
 "rounds, B in even ones) after one shared setup, writes both results\n"
 "(<UTC time>-<suites>-A.json and -B.json) and compares them as compare\n"
 "does: the machine's drift between two separate runs, often larger than the\n"
 "change sought, falls on both sides alike.\n"
-"calibrate runs A/A rounds and stores each metric's noise (the larger of half\n"
-"the median's 95% interval and the MAD of the rounds' medians, relative), with\n"
-"the host and suite settings, in noise.json.\n"
+"calibrate runs A/A rounds and stores each metric's noise and the run's level\n"
+"(mean log round median), with the host and suite settings, in noise.json;\n"
+"from 3 runs on, the levels' spread beyond their rounds' is the metric's\n"
+"between-run noise, which compare then uses for separate runs.\n"
 "\n"
 "Exit status:\n"
 "  0  success\n"
@@ -198,8 +203,9 @@ static const char usage_tail[] =
 "     result file, or the result could not be written\n"
 "  2  a workload failed: the suite is marked failed in the result file and\n"
 "     none of its metrics are reported\n"
-"  3  compare or ab with --fail-on-regression found a significant\n"
-"     regression, or a metric too noisy or with too few values to gate\n"
+"  3  compare or ab with --fail-on-regression: a metric regressed\n"
+"  4  compare or ab with --fail-on-regression: no regression, but a metric\n"
+"     without a verdict (too few rounds, too noisy)\n"
 "  130  interrupted (SIGINT/SIGTERM): the running suite was torn down, no\n"
 "     result written\n"
 "\n"
@@ -489,7 +495,7 @@ int options_parse(int argc, char **argv, struct options *opts)
 	opts->warmup_rounds = -1;
 	opts->alpha = 0.05;
 	opts->threshold = 0.05;
-	opts->max_threshold = 0.20;
+	opts->run_noise = -1;
 	opts->argc = argc;
 	opts->argv = argv;
 	if (argc > 1 && argv[1][0] != '-') {
@@ -651,12 +657,12 @@ int options_parse(int argc, char **argv, struct options *opts)
 			}
 			opts->threshold /= 100;
 			break;
-		case OPT_MAX_THRESHOLD:
-			if (parse_double(optarg, 0, 1000, &opts->max_threshold)) {
-				usage_error("--max-threshold wants a percentage, not '%s'", optarg);
+		case OPT_RUN_NOISE:
+			if (parse_double(optarg, 0, 100, &opts->run_noise)) {
+				usage_error("--run-noise wants a number from 0 to 100, not '%s'",
+					    optarg);
 				return -EINVAL;
 			}
-			opts->max_threshold /= 100;
 			break;
 		case OPT_HELP:
 			print_help();

@@ -36,7 +36,9 @@ struct options {
 	bool fail_on_regression;
 	double alpha;
 	double threshold;		/* fraction: 0.05 */
-	double max_threshold;		/* fraction: 0.20; above it, too noisy to gate */
+	double run_noise;		/* between-run noise of separate runs as a
+					 * multiple of the rounds' spread, without
+					 * a calibrated one; < 0: the default */
 	const char *before, *after;	/* compare */
 	char **command_argv;		/* krunner run -- CMD ARGS: the command suite's */
 	struct command_options cmd;	/* its --prepare, --setup, --cleanup, -P/-L */

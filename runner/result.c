@@ -62,6 +62,74 @@ static int put_summary(json_t *metric, const char *prefix, const struct value_li
 	return 0;
 }
 
+size_t result_round_medians(json_t *rounds, const char *metric, bool profiled, double **out)
+{
+	size_t n = 0, i;
+	json_t *r;
+	*out = calloc(json_array_size(rounds) + 1, sizeof(double));
+	if (!*out)
+		return 0;
+	json_array_foreach(rounds, i, r) {
+		if (!json_is_true(json_object_get(r, "ok")) ||
+		    json_is_true(json_object_get(r, "warmup")) ||
+		    json_is_true(json_object_get(r, "profiled")) != profiled)
+			continue;
+		json_t *v = json_object_get(json_object_get(r, "values"), metric);
+		if (json_is_number(v)) {
+			(*out)[n++] = json_number_value(v);
+		} else if (json_array_size(v)) {
+			size_t k, m = json_array_size(v);
+			double *values = calloc(m, sizeof(double));
+			if (!values)
+				continue;
+			json_t *x;
+			json_array_foreach(v, k, x)
+				values[k] = json_number_value(x);
+			(*out)[n++] = stats_median(values, m);
+			free(values);
+		}
+	}
+	return n;
+}
+
+/*
+ * The probe effect of def: each profiled round against its unprofiled twin
+ * run right after it, round medians as the unit and no between-run term
+ * (the twins interleave). Its significance is said in the same words as
+ * the factor, so that a factor that is not significant is never told as
+ * a finding. *slowdown is NAN when it cannot be computed.
+ */
+void result_probe_effect(json_t *rounds, const struct metric_def *def, char *text, size_t len,
+			 double *slowdown, bool *significant)
+{
+	bool higher = def->direction == HIGHER_IS_BETTER;
+	double *profiled = NULL, *plain = NULL;
+	size_t n_profiled = result_round_medians(rounds, def->name, true, &profiled);
+	size_t n_plain = result_round_medians(rounds, def->name, false, &plain);
+	struct stats_change c;
+	*significant = false;
+	*slowdown = NAN;
+	if (stats_round_change(plain, n_plain, profiled, n_profiled, 0, 0.05, &c) == 0) {
+		*slowdown = higher ? 1 / c.ratio : c.ratio;
+		*significant = c.lo > 1 || c.hi < 1;
+		char factor[32], lo[32], hi[32];
+		stats_slowdown_text(*slowdown, factor, sizeof(factor));
+		stats_slowdown_text(higher ? 1 / c.hi : c.lo, lo, sizeof(lo));
+		stats_slowdown_text(higher ? 1 / c.lo : c.hi, hi, sizeof(hi));
+		snprintf(text, len, "%s%s (95%% interval %s to %s, %zu rounds)",
+			 *significant ? "" : "not significant: measured ", factor, lo, hi,
+			 n_profiled);
+	} else {
+		/* a 0 on a side, or under 2 rounds: the medians, said as such */
+		char effect[64];
+		stats_effect_text(stats_median(plain, n_plain), stats_median(profiled, n_profiled),
+				  higher, def->unit, "unprofiled", "profiled", effect, sizeof(effect));
+		snprintf(text, len, "significance unknown: measured %s", effect);
+	}
+	free(profiled);
+	free(plain);
+}
+
 /*
  * A metric in the result: every value, its median with a bootstrap 95%
  * interval, MAD, relative noise (the interval's half-width over the
@@ -70,7 +138,8 @@ static int put_summary(json_t *metric, const char *prefix, const struct value_li
  * the metric worse, whichever way is better for it).
  */
 static json_t *metric_json(const struct metric_def *def, const struct value_list *values,
-			   const struct value_list *round_medians, const struct value_list *plain)
+			   const struct value_list *round_medians, const struct value_list *plain,
+			   json_t *rounds)
 {
 	json_t *metric = json_object();
 	struct stats_summary sum, plain_sum;
@@ -88,16 +157,14 @@ static json_t *metric_json(const struct metric_def *def, const struct value_list
 	if (plain) {
 		if (put_summary(metric, "plain_", plain, &plain_sum))
 			goto nomem;
-		double slowdown = stats_slowdown(plain_sum.median, sum.median, higher);
-		char text[64];
-		stats_effect_text(plain_sum.median, sum.median, higher, def->unit, "unprofiled",
-				  "profiled", text, sizeof(text));
+		double slowdown;
+		bool significant;
+		char text[160];
+		result_probe_effect(rounds, def, text, sizeof(text), &slowdown, &significant);
 		json_object_set_new(metric, "probe_effect",
 				    isfinite(slowdown) ? json_real(slowdown) : json_null());
 		json_object_set_new(metric, "probe_effect_text", json_string(text));
-		json_object_set_new(metric, "probe_effect_significant",
-				    json_boolean(stats_mann_whitney_p(values->v, values->n, plain->v,
-								      plain->n) <= 0.05));
+		json_object_set_new(metric, "probe_effect_significant", json_boolean(significant));
 	}
 	return metric;
 nomem:
@@ -159,7 +226,8 @@ static json_t *suite_json(const struct run *run, const struct suite_ctx *ctx)
 			json_t *metric = metric_json(&s->metrics[m], &ctx->values[m],
 						     &ctx->round_medians[m],
 						     ctx->plain_rounds_done == rounds ? &ctx->plain[m]
-										      : NULL);
+										      : NULL,
+						     ctx->rounds);
 			if (!metric) {
 				json_decref(metrics);
 				json_decref(ungated);

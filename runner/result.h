@@ -13,6 +13,17 @@
 
 json_t *result_build(const struct run *run);
 
+/* The medians of the kept rounds of round_details (a suite's) for metric,
+ * in round order: not warm-up, not failed, profiled or not as asked.
+ * *out is allocated (free it) even when none are found; returns how many. */
+size_t result_round_medians(json_t *rounds, const char *metric, bool profiled, double **out);
+
+/* The probe effect of def from a suite's round_details: "1.30x slower
+ * (95% interval ...)" or "not significant: measured 5.44x faster (...)".
+ * *slowdown as stats_slowdown() (NAN when unknown). */
+void result_probe_effect(json_t *rounds, const struct metric_def *def, char *text, size_t len,
+			 double *slowdown, bool *significant);
+
 /* What a suite's values depend on besides the machine: {"rounds",
  * "options", "profile", "launcher"}; a noise file is used for results made
  * with the same. */

@@ -683,9 +683,13 @@ static int run_round(struct suite_ctx *ctx, int number, bool profiled)
 	}
 	progress_show(ctx, NULL, 0);
 	time_iso8601(start, sizeof(start));
+	/* the load around each round, so that compare can say which rounds
+	 * ran on a busy machine */
+	json_t *state_start = machine_load_json();
 	double t0 = now_ms();
 	err = s->round(ctx);
 	double wall_ms = now_ms() - t0;
+	json_t *state_end = machine_load_json();
 	if (!err && ctx->error)
 		err = -ECHILD;
 	for (size_t m = 0; !err && m < s->n_metrics; m++) {
@@ -703,6 +707,8 @@ static int run_round(struct suite_ctx *ctx, int number, bool profiled)
 	json_object_set_new(record, "profiled", json_boolean(profiled));
 	json_object_set_new(record, "start_time", json_string(start));
 	json_object_set_new(record, "wall_ms", json_real(wall_ms));
+	json_object_set_new(record, "state_start", state_start);
+	json_object_set_new(record, "state_end", state_end);
 	json_object_set_new(record, "ok", json_boolean(!err));
 	if (!err) {
 		json_t *values = json_object();

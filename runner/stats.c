@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -324,4 +325,169 @@ out:
 	free(pool);
 	free(rank2);
 	return p;
+}
+
+/* The continued fraction of the regularized incomplete beta function
+ * (modified Lentz), valid for x < (a + 1) / (a + b + 2). */
+static double beta_fraction(double a, double b, double x)
+{
+	const double tiny = 1e-300;
+	double c = 1, d = 1 - (a + b) * x / (a + 1);
+	d = 1 / (fabs(d) < tiny ? tiny : d);
+	double f = d;
+	for (int m = 1; m <= 300; m++) {
+		for (int odd = 0; odd < 2; odd++) {
+			double num = odd ? -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+					 : m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+			d = 1 + num * d;
+			d = 1 / (fabs(d) < tiny ? tiny : d);
+			c = 1 + num / c;
+			if (fabs(c) < tiny)
+				c = tiny;
+			f *= c * d;
+			if (odd && fabs(c * d - 1) < 1e-15)
+				return f;
+		}
+	}
+	return f;
+}
+
+/* I_x(a, b) */
+static double incomplete_beta(double a, double b, double x)
+{
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_fraction(a, b, x) / a;
+	return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+double stats_t_cdf(double t, double df)
+{
+	if (isnan(t) || !(df > 0))
+		return NAN;
+	if (isinf(df) || df > 1e7)
+		return 0.5 * erfc(-t / sqrt(2));
+	double tail = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t));
+	return t > 0 ? 1 - tail : tail;
+}
+
+double stats_t_quantile(double p, double df)
+{
+	if (!(p > 0 && p < 1) || !(df > 0))
+		return NAN;
+	double lo = -1, hi = 1;
+	while (stats_t_cdf(lo, df) > p)
+		lo *= 2;
+	while (stats_t_cdf(hi, df) < p)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-12 * (1 + fabs(lo)); i++) {
+		double mid = (lo + hi) / 2;
+		if (stats_t_cdf(mid, df) < p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+double stats_log_mean(const double *values, size_t n)
+{
+	double sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(values[i] > 0))
+			return NAN;
+		sum += log(values[i]);
+	}
+	return n ? sum / (double)n : NAN;
+}
+
+double stats_log_sd(const double *values, size_t n)
+{
+	double mean = stats_log_mean(values, n), sum = 0;
+	if (n < 2 || isnan(mean))
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		sum += (log(values[i]) - mean) * (log(values[i]) - mean);
+	return sqrt(sum / (double)(n - 1));
+}
+
+int stats_round_change(const double *before, size_t n_before, const double *after,
+		       size_t n_after, double run_sd, double alpha, struct stats_change *c)
+{
+	*c = (struct stats_change){ .n_before = n_before, .n_after = n_after, .ratio = NAN,
+				    .lo = NAN, .hi = NAN, .p = NAN, .df = NAN,
+				    .detectable = NAN, .se = NAN };
+	if (n_before < 2 || n_after < 2)
+		return -EDOM;
+	/* every round of both sides the same value (a count, often 0): no
+	 * change, whether or not a logarithm exists */
+	double first = before[0];
+	bool constant = true;
+	for (size_t i = 0; i < n_before + n_after && constant; i++)
+		constant = (i < n_before ? before[i] : after[i - n_before]) == first;
+	if (constant) {
+		c->ratio = c->lo = c->hi = c->p = 1;
+		c->df = HUGE_VAL;
+		c->se = c->detectable = 0;
+		return 0;
+	}
+	double sd_b = stats_log_sd(before, n_before), sd_a = stats_log_sd(after, n_after);
+	if (isnan(sd_b) || isnan(sd_a))
+		return -EDOM;
+	double var_b = sd_b * sd_b / (double)n_before, var_a = sd_a * sd_a / (double)n_after;
+	double var_run = 2 * run_sd * run_sd;
+	double var = var_b + var_a + var_run;
+	double d = stats_log_mean(after, n_after) - stats_log_mean(before, n_before);
+	c->ratio = exp(d);
+	if (!(var > 0)) { /* every round alike on both sides: exact */
+		c->lo = c->hi = c->ratio;
+		c->p = d == 0 ? 1 : 0;
+		c->df = HUGE_VAL;
+		c->se = c->detectable = 0;
+		return 0;
+	}
+	/* Welch–Satterthwaite over the two estimated terms; the run term is
+	 * taken as known, which only adds degrees of freedom */
+	double denom = (var_b > 0 ? var_b * var_b / (double)(n_before - 1) : 0) +
+		       (var_a > 0 ? var_a * var_a / (double)(n_after - 1) : 0);
+	c->df = denom > 0 ? var * var / denom : HUGE_VAL;
+	c->se = sqrt(var);
+	double t_crit = stats_t_quantile(1 - alpha / 2, c->df);
+	c->lo = exp(d - t_crit * c->se);
+	c->hi = exp(d + t_crit * c->se);
+	c->p = 2 * stats_t_cdf(-fabs(d) / c->se, c->df);
+	c->detectable = exp((t_crit + stats_t_quantile(STATS_POWER, c->df)) * c->se) - 1;
+	return 0;
+}
+
+enum stats_verdict stats_judge(const struct stats_change *c, const struct stats_change *family,
+			       double threshold, int higher_is_better)
+{
+	if (isnan(c->ratio) || isnan(c->lo) || isnan(c->hi) || isnan(family->lo) ||
+	    isnan(family->hi))
+		return STATS_NO_VERDICT;
+	if (higher_is_better) {
+		if (c->ratio < 1 - threshold && family->hi < 1)
+			return STATS_REGRESSION;
+		return c->lo > 1 - threshold ? STATS_NO_REGRESSION : STATS_NO_VERDICT;
+	}
+	if (c->ratio > 1 + threshold && family->lo > 1)
+		return STATS_REGRESSION;
+	return c->hi < 1 + threshold ? STATS_NO_REGRESSION : STATS_NO_VERDICT;
+}
+
+const char *stats_verdict_name(enum stats_verdict v)
+{
+	switch (v) {
+	case STATS_NO_REGRESSION:
+		return "no regression";
+	case STATS_REGRESSION:
+		return "regression";
+	default:
+		return "no verdict";
+	}
 }

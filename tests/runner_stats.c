@@ -5,11 +5,17 @@
  * values; a bootstrap interval that holds the true median of a normal
  * sample in about 95% of 400 trials and narrows as values are added; a
  * noise figure (MAD / median) that does not grow with the number of
- * values; and the Mann–Whitney test finding a known 5% shift with 30 vs
- * 30 values in at least 95% of trials and no shift in at most 8%.
+ * values; the Mann–Whitney test finding a known 5% shift with 30 vs
+ * 30 values in at least 95% of trials and no shift in at most 8%; the t
+ * distribution against table values; and the change over rounds: its
+ * interval holding the truth in about 95% of simulated separate-run
+ * pairs only when the between-run term is in it, the detectable change
+ * found in about 80% of trials, and the three verdicts on known data.
  * Prints "ok: ..." lines; exits 1 at the first wrong answer.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +51,112 @@ static void fill(double *v, size_t n, double mean, double sd)
 {
 	for (size_t i = 0; i < n; i++)
 		v[i] = normal(mean, sd);
+}
+
+/* A side of a separate run: n round medians around exp(level + shift),
+ * shift the run's own level (sd run_sd), each round sd round_sd (logs). */
+static void fill_run(double *v, size_t n, double level, double round_sd, double run_sd)
+{
+	double shift = normal(0, run_sd);
+	for (size_t i = 0; i < n; i++)
+		v[i] = exp(level + shift + normal(0, round_sd));
+}
+
+static void check_round_change(void)
+{
+	check(fabs(stats_t_quantile(0.975, 10) - 2.228139) < 1e-5, "t(0.975, 10) = 2.2281",
+	      stats_t_quantile(0.975, 10));
+	check(fabs(stats_t_quantile(0.975, 2) - 4.302653) < 1e-5, "t(0.975, 2) = 4.3027",
+	      stats_t_quantile(0.975, 2));
+	check(fabs(stats_t_quantile(0.8, 18) - 0.862049) < 1e-5, "t(0.8, 18) = 0.8620",
+	      stats_t_quantile(0.8, 18));
+	check(fabs(stats_t_quantile(0.975, HUGE_VAL) - 1.959964) < 1e-5, "t(0.975, inf) = 1.96",
+	      stats_t_quantile(0.975, HUGE_VAL));
+	check(fabs(stats_t_cdf(-2.228139, 10) - 0.025) < 1e-6, "P(T <= -2.2281; 10) = 0.025",
+	      stats_t_cdf(-2.228139, 10));
+
+	/* separate runs: each side's level moves by 3%, rounds by 5% */
+	double a[10], b[10];
+	struct stats_change c;
+	int with_term = 0, without_term = 0;
+	for (int t = 0; t < 1000; t++) {
+		fill_run(a, 10, log(100), 0.05, 0.03);
+		fill_run(b, 10, log(100), 0.05, 0.03);
+		stats_round_change(a, 10, b, 10, 0.03, 0.05, &c);
+		with_term += c.lo <= 1 && 1 <= c.hi;
+		stats_round_change(a, 10, b, 10, 0, 0.05, &c);
+		without_term += c.lo <= 1 && 1 <= c.hi;
+	}
+	check(with_term >= 930 && with_term <= 970,
+	      "with the between-run term, 93-97% of 1000 A/A intervals hold no change",
+	      with_term / 10.0);
+	check(without_term < 800, "without it, under 80% do (the old fault)", without_term / 10.0);
+
+	/* the detectable change: a true change of that size is found (the
+	 * interval above 1) in about 80% of trials */
+	int found = 0;
+	fill_run(a, 10, log(100), 0.05, 0);
+	fill_run(b, 10, log(100), 0.05, 0);
+	stats_round_change(a, 10, b, 10, 0, 0.05, &c);
+	double shift = log1p(c.detectable);
+	for (int t = 0; t < 1000; t++) {
+		fill_run(a, 10, log(100), 0.05, 0);
+		fill_run(b, 10, log(100) + shift, 0.05, 0);
+		stats_round_change(a, 10, b, 10, 0, 0.05, &c);
+		found += c.lo > 1;
+	}
+	check(found >= 700 && found <= 900, "the detectable change found in 70-90% of 1000 trials",
+	      found / 10.0);
+
+	/* 22 metrics a comparison, as the micro suites have: with each
+	 * metric's 95% interval some metric is a "regression" in many A/A
+	 * comparisons; with the interval at alpha / 22 in at most 5% */
+	int any_single = 0, any_family = 0;
+	for (int t = 0; t < 300; t++) {
+		bool single = false, in_family = false;
+		for (int m = 0; m < 22; m++) {
+			struct stats_change fam;
+			fill_run(a, 10, log(100), 0.05, 0.03);
+			fill_run(b, 10, log(100), 0.05, 0.03);
+			stats_round_change(a, 10, b, 10, 0.03, 0.05, &c);
+			stats_round_change(a, 10, b, 10, 0.03, 0.05 / 22, &fam);
+			single |= stats_judge(&c, &c, 0.01, 0) == STATS_REGRESSION;
+			in_family |= stats_judge(&c, &fam, 0.01, 0) == STATS_REGRESSION;
+		}
+		any_single += single;
+		any_family += in_family;
+	}
+	check(any_single >= 60, "per-metric intervals: a regression in 20% or more of 300 A/A",
+	      any_single / 3.0);
+	check(any_family <= 15, "intervals at alpha / 22: a regression in at most 5% of 300 A/A",
+	      any_family / 3.0);
+
+	/* the verdicts on known data */
+	const double before[] = { 100, 101, 99, 100, 102, 98, 100, 101, 99, 100 };
+	const double slower[] = { 120, 121, 119, 120, 122, 118, 120, 121, 119, 120 };
+	const double wild3a[] = { 60, 100, 140 }, wild3b[] = { 140, 60, 100 };
+	stats_round_change(before, 10, slower, 10, 0.01, 0.05, &c);
+	check(stats_judge(&c, &c, 0.05, 0) == STATS_REGRESSION, "+20% latency: regression", c.ratio);
+	check(stats_judge(&c, &c, 0.05, 1) == STATS_NO_REGRESSION, "+20% throughput: no regression",
+	      c.ratio);
+	check(stats_judge(&c, &c, 0.25, 0) == STATS_NO_REGRESSION,
+	      "+20% latency, threshold 25%: no regression", c.hi);
+	stats_round_change(before, 10, before, 10, 0.01, 0.05, &c);
+	check(stats_judge(&c, &c, 0.05, 0) == STATS_NO_REGRESSION && c.ratio == 1,
+	      "the same rounds: no regression", c.hi);
+	stats_round_change(wild3a, 3, wild3b, 3, 0, 0.05, &c);
+	check(stats_judge(&c, &c, 0.05, 0) == STATS_NO_VERDICT, "3 wild rounds: no verdict",
+	      c.detectable);
+	const double zeros[] = { 0, 0, 0 }, zero_then_page[] = { 0, 0, 4096 };
+	check(stats_round_change(zeros, 3, zeros, 3, 0.01, 0.05, &c) == 0 &&
+		      stats_judge(&c, &c, 0.05, 0) == STATS_NO_REGRESSION,
+	      "0 bytes in every round of both sides: no regression", c.ratio);
+	check(stats_round_change(zeros, 3, zero_then_page, 3, 0.01, 0.05, &c) == -EDOM &&
+		      stats_judge(&c, &c, 0.05, 0) == STATS_NO_VERDICT,
+	      "0 against 0, 0, 4096 bytes: no ratio, no verdict", c.ratio);
+	check(stats_round_change(before, 1, slower, 10, 0, 0.05, &c) == -EDOM &&
+		      stats_judge(&c, &c, 0.05, 0) == STATS_NO_VERDICT,
+	      "1 round: no change computed, no verdict", 1);
 }
 
 int main(void)
@@ -111,5 +223,6 @@ int main(void)
 	check(strcmp(text, "-4096 bytes (profiled: 0)") == 0, text, -4096);
 	stats_effect_text(0, 0, 0, "bytes", "unprofiled", "profiled", text, sizeof(text));
 	check(strcmp(text, "same") == 0, "0 -> 0: same", 0);
+	check_round_change();
 	return failures ? 1 : 0;
 }

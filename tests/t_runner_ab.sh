@@ -43,7 +43,7 @@ rc=0
 	>slow.txt 2>slow.err || rc=$?
 expect_eq "slowdown: exit" 3 "$rc"
 for metric in fork_ms exec_ms hello_start_ms; do
-	grep -q "^| process-lifecycle / $metric .*\*\*+[0-9.]*% worse\*\* †" slow.txt ||
+	grep -q "^| process-lifecycle / $metric .*(interleaved) | \*\*regression\*\* |$" slow.txt ||
 		fail "$metric not flagged: $(grep "$metric" slow.txt)"
 done
 echo "ok: a known slowdown is flagged and fails the gate"

@@ -47,7 +47,7 @@ expect_exit 1 "--samples wants a whole number, not 'many'" "$KRUNNER" --suite=sy
 no_results
 expect_exit 1 "--min-time-ms wants a whole number, not '-5'" "$KRUNNER" --suite=spawn-scratch --min-time-ms=-5 --out="$out"
 no_results
-expect_exit 1 "--max-threshold wants a percentage" "$KRUNNER" compare a.json b.json --max-threshold=x
+expect_exit 1 "--run-noise wants a number from 0 to 100" "$KRUNNER" compare a.json b.json --run-noise=x
 
 printf '{"format": "krunner-result", "format_version": 1, "suites": [' >truncated.json
 echo '{"hello": 1}' >foreign.json

@@ -2,8 +2,10 @@
 # krunner --profile=preload: every round leaves a trace that kanalyze reads,
 # its top syscalls are in the result, and every metric has a probe effect
 # resting on as many unprofiled values as profiled ones (each profiled round
-# has an unprofiled twin), said in the metric's direction; where one side's
-# median is 0 (retained memory), as the difference in the metric's unit.
+# has an unprofiled twin), said in the metric's direction with its
+# interval over the rounds, and "not significant" first when it is not;
+# where one side's median is 0 (retained memory), as the difference in the
+# metric's unit.
 source "$KPROF_ROOT/tests/lib.sh"
 command -v jq >/dev/null || skip "jq not installed"
 KRUNNER=$BUILD/krunner
@@ -18,9 +20,17 @@ for suite in syscall-io process-lifecycle spawn-scratch; do
 	expect_eq "$suite unprofiled rounds" 2 "$(jq "[$sel | .round_details[] | select(.profiled | not)] | length" "$result")"
 	bad=$(jq -r "$sel | .metrics | to_entries[] | select(.value.n != .value.plain_n) | .key" "$result")
 	[ -z "$bad" ] || fail "$suite: fewer plain values than profiled: $bad"
-	bad=$(jq -r "$sel | .metrics | to_entries[] | select(.value.probe_effect_text
-		| test(\"^([0-9.]+x (slower|faster)|same|[-+][0-9.e+]+ [a-z]+ \\\\((un)?profiled: 0\\\\))$\") | not) | .key" "$result")
+	# the factor with its interval, "not significant: measured" first when
+	# the interval holds 1; a 0 median as a difference of unknown significance
+	factor='([0-9.]+x (slower|faster)|same)'
+	bad=$(jq -r --arg f "$factor" "$sel | .metrics | to_entries[] | select(.value.probe_effect_text
+		| test(\"^(not significant: measured )?\" + \$f + \" \\\\(95% interval \" + \$f + \" to \" + \$f + \", 2 rounds\\\\)$\")
+		  or test(\"^significance unknown: measured ([-+][0-9.e+]+ [a-z]+ \\\\((un)?profiled: 0\\\\)|same)$\") | not) | .key" "$result")
 	[ -z "$bad" ] || fail "$suite: probe effect not said as slower/faster: $bad"
+	bad=$(jq -r "$sel | .metrics | to_entries[] | select((.value.probe_effect_text
+		| test(\"^(not significant|significance unknown)\")) == .value.probe_effect_significant)
+		| .key" "$result")
+	[ -z "$bad" ] || fail "$suite: probe effect's words and significance disagree: $bad"
 	for trace in $(jq -r "$sel | .round_details[] | select(.profiled) | .trace" "$result"); do
 		[ -d "$trace" ] || fail "no trace directory $trace"
 		json=$("$KANALYZE" --format=json "$trace") || fail "kanalyze cannot read $trace"
