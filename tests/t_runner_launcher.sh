@@ -54,12 +54,14 @@ grep -q "/bin/true under the launcher '/bin/false' failed: exit status 1" err.tx
 printf '#!/bin/sh\nsleep "$1"; shift; exec "$@"\n' >sleepy.sh
 chmod +x sleepy.sh
 rc=0
-"$KRUNNER" ab --runs=5 --warmup=0 --launcher="$PWD/sleepy.sh 0.01" \
+"$KRUNNER" ab --fail-on-regression --runs=5 --warmup=0 --launcher="$PWD/sleepy.sh 0.01" \
 	--b-launcher="$PWD/sleepy.sh 0.1" --out="$PWD/d" -- /bin/true >d.txt 2>&1 || rc=$?
 a=$(jq '.suites[0].metrics.wall_ms.median' d/*-A.json) b=$(jq '.suites[0].metrics.wall_ms.median' d/*-B.json)
 awk -v a="$a" -v b="$b" 'BEGIN { exit !(a >= 10 && a < 60 && b >= 100 && b - a > 60) }' ||
 	fail "medians A $a ms, B $b ms"
-grep -q '^| command / wall_ms .*worse' d.txt || fail "B not reported worse: $(grep wall_ms d.txt)"
+grep -q '^| command / wall_ms .*| \*\*regression\*\* |$' d.txt ||
+	fail "B not reported a regression: $(grep wall_ms d.txt)"
+expect_eq "ab --fail-on-regression, 10 ms vs 100 ms: exit (a regression)" 3 "$rc"
 echo "ok: a failing launcher fails; 10 ms vs 100 ms goes the right way"
 
 # where a launcher cannot apply, it is refused before anything runs
