@@ -131,18 +131,39 @@ static int warn_differs(const char *what, bool plural, json_t *before, json_t *a
 	return 1;
 }
 
+/* "10 rounds", or "3-10 rounds" when the suites ran different numbers
+ * (--rounds not given: each suite's default). */
+static void rounds_text(json_t *result, char *buf, size_t len)
+{
+	json_int_t lo = 0, hi = 0;
+	size_t i;
+	json_t *suite;
+	json_array_foreach(json_object_get(result, "suites"), i, suite) {
+		json_int_t r = json_integer_value(json_object_get(suite, "rounds"));
+		if (i == 0 || r < lo)
+			lo = r;
+		if (i == 0 || r > hi)
+			hi = r;
+	}
+	if (lo == hi)
+		snprintf(buf, len, "%lld round%s", (long long)lo, lo == 1 ? "" : "s");
+	else
+		snprintf(buf, len, "%lld-%lld rounds", (long long)lo, (long long)hi);
+}
+
 static void describe(const char *label, const char *path, json_t *result)
 {
+	char rounds[48];
+	rounds_text(result, rounds, sizeof(rounds));
 	json_t *git = json_object_get(result, "git");
 	const char *head = json_string_value(json_object_get(git, "head"));
 	json_t *options = json_object_get(result, "options");
 	const char *launcher = json_string_value(json_object_get(options, "launcher"));
 	const char *profile = json_string_value(json_object_get(options, "profile"));
-	printf("- %s: `%s` (%s, git %.10s%s, %lld rounds%s%s%s%s%s)\n", label, path,
+	printf("- %s: `%s` (%s, git %.10s%s, %s%s%s%s%s%s)\n", label, path,
 	       json_string_value(json_object_get(result, "start_time")) ?: "?",
 	       head ? head : "unknown",
-	       json_is_true(json_object_get(git, "dirty")) ? " dirty" : "",
-	       (long long)json_integer_value(json_object_get(options, "rounds")),
+	       json_is_true(json_object_get(git, "dirty")) ? " dirty" : "", rounds,
 	       profile ? ", profiled with " : "", profile ? profile : "",
 	       launcher ? ", launcher `" : "", launcher ? launcher : "", launcher ? "`" : "");
 }

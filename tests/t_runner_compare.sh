@@ -203,3 +203,10 @@ done
 out=$("$KRUNNER" compare --noise=calibrated.json separate1/*.json separate2/*.json)
 grep -q '(calibrated)' <<<"$(row pipe_mbps)" || fail "calibrated between-run noise unused: $(row pipe_mbps)"
 echo "ok: calibrate measures between-run noise from its third run, compare uses it"
+
+# the header gives each side's rounds from its suites when --rounds was
+# not given (each suite's own default: options.rounds is null)
+jq '.options.rounds = null' "$real" > default-rounds.json
+"$KRUNNER" compare default-rounds.json default-rounds.json > header.txt 2>&1 || true
+grep -q '^- Before: .*, 1 round)' header.txt || fail "compare's header: $(grep -- '- Before' header.txt)"
+echo "ok: the header's rounds come from the suites"
