@@ -10,24 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "csv.h"
 #include "report.h"
-
-static void csv_string(FILE *out, const char *s)
-{
-	if (!s)
-		return;
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
 
 /* name..errno of one row; unknown values (--by=kind) are empty. */
 static void print_row(FILE *out, const struct ka_row *r)
@@ -84,12 +68,12 @@ static void emit_rows(FILE *out, const struct ka_profile *p, const struct ka_str
 			fprintf(out, "%" PRIu64 ",%016" PRIx64 ",%" PRIu64 ",%" PRIu64 ",",
 				s->pid, s->stream, t->thread, t->tid);
 			const char *name = ka_thread_name(s, t);
-			csv_string(out, name ? name : "");
+			kp_csv_field(out, name ? name : "");
 			fputc(',', out);
 		}
 		else if (s) {
 			fprintf(out, "%" PRIu64 ",%016" PRIx64 ",", s->pid, s->stream);
-			csv_string(out, s->exe);
+			kp_csv_field(out, s->exe);
 			fputc(',', out);
 		}
 		print_row(out, r);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "export.h"
 #include "stats.h"
 
@@ -111,22 +112,6 @@ static int write_json(const struct run *run, const struct row *rows, size_t n, c
 	return err;
 }
 
-/* A CSV field, quoted when it holds a comma, a quote or a newline. */
-static void csv_field(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static int write_csv(const struct run *run, const struct row *rows, size_t n, const char *path)
 {
 	FILE *f = open_out(path);
@@ -139,14 +124,14 @@ static int write_csv(const struct run *run, const struct row *rows, size_t n, co
 	fputc('\n', f);
 	for (size_t i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
-		csv_field(f, r->command);
+		kp_csv_field(f, r->command);
 		fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g", r->t[WALL].mean / 1e3,
 			isfinite(r->t[WALL].sd) ? r->t[WALL].sd / 1e3 : 0, r->t[WALL].median / 1e3,
 			r->t[USER].mean / 1e3, r->t[SYS].mean / 1e3, r->t[WALL].min / 1e3,
 			r->t[WALL].max / 1e3);
 		if (param) {
 			fputc(',', f);
-			csv_field(f, r->value);
+			kp_csv_field(f, r->value);
 		}
 		fputc('\n', f);
 	}
