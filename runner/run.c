@@ -274,26 +274,35 @@ bool suite_metric_key(const char *s, size_t len)
 	return true;
 }
 
+int suite_metric_line(const char *line, size_t *key_len, double *value)
+{
+	const char *eq = strchr(line, '=');
+	if (!eq || !suite_metric_key(line, (size_t)(eq - line)))
+		return 0;
+	char *end;
+	errno = 0;
+	*value = strtod(eq + 1, &end);
+	end += strspn(end, " \t\r");
+	if (end == eq + 1 || *end || errno == ERANGE)
+		return -1;
+	*key_len = (size_t)(eq - line);
+	return 1;
+}
+
 /* A metric line is KEY=NUMBER; anything else is the program talking and
  * goes to stderr, never into a metric. */
 static int on_program_line(void *arg, const char *line)
 {
 	struct line_reader *reader = arg;
-	const char *eq = strchr(line, '=');
-	if (eq && suite_metric_key(line, (size_t)(eq - line))) {
-		char *end;
-		errno = 0;
-		double value = strtod(eq + 1, &end);
-		while (*end == ' ' || *end == '\t' || *end == '\r')
-			end++;
-		if (end != eq + 1 && *end == '\0' && errno != ERANGE) {
-			char key[256];
-			snprintf(key, sizeof(key), "%.*s", (int)(eq - line), line);
-			int err = record_metric(reader->ctx, key, value, true);
-			if (err && !reader->err)
-				reader->err = err;
-			return 0;
-		}
+	size_t key_len;
+	double value;
+	if (suite_metric_line(line, &key_len, &value) == 1) {
+		char key[256];
+		snprintf(key, sizeof(key), "%.*s", (int)key_len, line);
+		int err = record_metric(reader->ctx, key, value, true);
+		if (err && !reader->err)
+			reader->err = err;
+		return 0;
 	}
 	progress_clear(reader->ctx->run);
 	fprintf(stderr, "%s: %s\n", reader->program, line);

@@ -160,6 +160,10 @@ const char *const *suite_command_argv(size_t i);
 const char *suite_command_value(size_t i);
 /* Whether s[0..len) is a metric name: [A-Za-z_][A-Za-z0-9_]*. */
 bool suite_metric_key(const char *s, size_t len);
+/* A program's output line as a metric: 0 when it is no KEY=... line (the
+ * program talking); 1 with *key_len and *value for KEY=NUMBER (blanks after
+ * the number allowed); -1 for a KEY= line whose value is no number. */
+int suite_metric_line(const char *line, size_t *key_len, double *value);
 
 /* Registered suites, sorted by name. */
 size_t suite_count(void);

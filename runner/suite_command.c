@@ -337,15 +337,14 @@ static int parse_output(struct suite_ctx *ctx, struct bench *b, char *out)
 	char label[32];
 	for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '=');
-		if (!eq || !suite_metric_key(line, (size_t)(eq - line)))
+		size_t key_len;
+		double value;
+		int kind = suite_metric_line(line, &key_len, &value);
+		if (kind == 0)
 			continue;	/* the command talking */
+		char *eq = line + strcspn(line, "=");
 		*eq = '\0';
-		char *end;
-		errno = 0;
-		double value = strtod(eq + 1, &end);
-		end += strspn(end, " \t\r");
-		if (end == eq + 1 || *end || errno == ERANGE || !isfinite(value) || value < 0) {
+		if (kind < 0 || !isfinite(value) || value < 0) {
 			suite_fail(ctx, "%s: the line '%s=%s' is not KEY=VALUE with a finite "
 				   "number >= 0", run_label(ctx, label, sizeof(label)), line, eq + 1);
 			return -ERANGE;
