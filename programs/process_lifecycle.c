@@ -164,12 +164,18 @@ int main(int argc, char **argv)
 		{ "exec_ms", exec_once },
 		{ "clone_ms", clone_once },
 	};
-	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++) {
-		struct sampler_metric m = { metrics[i].name, sampler_ms };
-		if (sampler_run(&sa, &m, 1, once_op, (void *)metrics[i].once)) {
-			fprintf(stderr, "process_lifecycle: %s: measurement failed\n", metrics[i].name);
-			return 1;
-		}
+	enum { N_METRICS = sizeof(metrics) / sizeof(metrics[0]) };
+	struct sampler_metric m[N_METRICS];
+	struct sampler_group groups[N_METRICS];
+	for (size_t i = 0; i < N_METRICS; i++) {
+		m[i] = (struct sampler_metric){ metrics[i].name, sampler_ms };
+		groups[i] = (struct sampler_group){ &m[i], 1, once_op, (void *)metrics[i].once,
+						    NULL, NULL, 0 };
+	}
+	int failed;
+	if (sampler_run_groups(&sa, groups, N_METRICS, &failed)) {
+		fprintf(stderr, "process_lifecycle: %s: measurement failed\n", metrics[failed].name);
+		return 1;
 	}
 	return 0;
 }

@@ -239,13 +239,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "spawn_scratch: no RssAnon/VmPTE in /proc/self/status\n");
 		return 1;
 	}
-	char *small_argv[] = { "hello", NULL };
-	char *small_envp[] = { "LANG=C", "PATH=/bin", NULL };
-	struct spawn_args small = { small_argv, small_envp };
-	struct sampler_metric spawn_ms = { "spawn_ms", sampler_ms };
-	if (sampler_run(&sa, &spawn_ms, 1, spawn_op, &small))
-		return 1;
-
 	static char *large_argv[LARGE_ARGS + 3];
 	static char *large_envp[LARGE_ENVS + 4];
 	if (build_large(large_argv, large_envp) < 0) {
@@ -265,9 +258,17 @@ int main(int argc, char **argv)
 			return 1;
 		printf("spawn_large_first_ms=%.6f\n", (double)first / 1e6);
 	}
-	struct spawn_args large = { large_argv, large_envp };
-	struct sampler_metric repeat_ms = { "spawn_large_repeat_ms", sampler_ms };
-	if (sampler_run(&sa, &repeat_ms, 1, spawn_op, &large))
+	char *small_argv[] = { "hello", NULL };
+	char *small_envp[] = { "LANG=C", "PATH=/bin", NULL };
+	struct spawn_args small = { small_argv, small_envp }, large = { large_argv, large_envp };
+	static const struct sampler_metric spawn_ms = { "spawn_ms", sampler_ms },
+		repeat_ms = { "spawn_large_repeat_ms", sampler_ms };
+	struct sampler_group groups[] = {
+		{ &spawn_ms, 1, spawn_op, &small, NULL, NULL, 0 },
+		{ &repeat_ms, 1, spawn_op, &large, NULL, NULL, 0 },
+	};
+	int failed;
+	if (sampler_run_groups(&sa, groups, 2, &failed))
 		return 1;
 
 	struct rusage usage;

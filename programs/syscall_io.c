@@ -8,7 +8,7 @@
  *                        through a pipe to a forked child that reads and
  *                        checks them; from the first write to the reaped
  *                        child; MB/s = 10^6 bytes per second. Both ends
- *                        run on one CPU (the one the measurement starts
+ *                        run on one CPU (the one each batch starts
  *                        on): across two, the figure is where the
  *                        scheduler puts the reader (1.6 or 5.3 GB/s from
  *                        one transfer to the next on a 2-vCPU guest)
@@ -246,17 +246,14 @@ static double per_record_us(double mean_ns, void *arg)
 	return mean_ns / ((const struct lock_set *)arg)->n / 1e3;
 }
 
-static int lock_benchmark(const char *name, const struct lock_record *records, int n,
-			  const struct sampler_args *sa)
+/* The four phase metrics of a lock set named name ("lock_dense_file"). */
+static void lock_metrics(const char *name, char names[PHASES][64],
+			 struct sampler_metric metrics[PHASES])
 {
-	static char names[PHASES][64];
-	struct sampler_metric metrics[PHASES];
 	for (int p = 0; p < PHASES; p++) {
-		snprintf(names[p], sizeof(names[p]), "%s_%s_us_per_op", name, phase_names[p]);
+		snprintf(names[p], 64, "%s_%s_us_per_op", name, phase_names[p]);
 		metrics[p] = (struct sampler_metric){ names[p], per_record_us };
 	}
-	struct lock_set set = { records, n };
-	return sampler_run(sa, metrics, PHASES, lock_op, &set) ? -EIO : 0;
 }
 
 static int open_pair(const char *path, int *holder, int *probe)
@@ -271,15 +268,14 @@ static int open_pair(const char *path, int *holder, int *probe)
 }
 
 /* 64 files, file i holding 1 + i % 3 records: 127 records, 128 descriptions. */
-static int lock_many_files(const char dir[DIR_MAX], const struct sampler_args *sa)
+static int lock_many_files(const char dir[DIR_MAX], struct lock_record records[MANY_RECORDS])
 {
-	static struct lock_record records[MANY_RECORDS];
-	int n = 0, err = 0;
+	int n = 0;
 	for (int f = 0; f < MANY_FILES; f++) {
 		char path[4096];
 		int holder, probe;
 		snprintf(path, sizeof(path), "%s/lock-%02d", dir, f);
-		err = open_pair(path, &holder, &probe);
+		int err = open_pair(path, &holder, &probe);
 		if (err)
 			return err;
 		for (int r = 0; r < 1 + f % 3; r++) {
@@ -288,21 +284,12 @@ static int lock_many_files(const char dir[DIR_MAX], const struct sampler_args *s
 			records[n++] = (struct lock_record){ holder, probe, (off_t)r * 4096, 512 };
 		}
 	}
-	if (n != MANY_RECORDS)
-		return -EPROTO;
-	err = lock_benchmark("lock_many_files", records, n, sa);
-	for (int i = 0; i < n; i++)
-		if (i == 0 || records[i].holder_fd != records[i - 1].holder_fd) {
-			close(records[i].holder_fd);
-			close(records[i].probe_fd);
-		}
-	return err;
+	return n == MANY_RECORDS ? 0 : -EPROTO;
 }
 
 /* 256 separated ranges of 8 bytes, 16 bytes apart, on one file. */
-static int lock_dense_file(const char dir[DIR_MAX], const struct sampler_args *sa)
+static int lock_dense_file(const char dir[DIR_MAX], struct lock_record records[DENSE_RANGES])
 {
-	static struct lock_record records[DENSE_RANGES];
 	char path[4096];
 	int holder, probe;
 	snprintf(path, sizeof(path), "%s/lock-dense", dir);
@@ -311,10 +298,18 @@ static int lock_dense_file(const char dir[DIR_MAX], const struct sampler_args *s
 		return err;
 	for (int i = 0; i < DENSE_RANGES; i++)
 		records[i] = (struct lock_record){ holder, probe, (off_t)i * 16, 8 };
-	err = lock_benchmark("lock_dense_file", records, DENSE_RANGES, sa);
-	close(holder);
-	close(probe);
-	return err;
+	return 0;
+}
+
+/* Closes the descriptions of records (records of one file are adjacent). */
+static void close_records(const struct lock_record *records, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (records[i].holder_fd >= 0 &&
+		    (i == 0 || records[i].holder_fd != records[i - 1].holder_fd)) {
+			close(records[i].holder_fd);
+			close(records[i].probe_fd);
+		}
 }
 
 static void remove_scratch(const char dir[DIR_MAX])
@@ -331,12 +326,56 @@ static void remove_scratch(const char dir[DIR_MAX])
 	rmdir(dir);
 }
 
-static int measure(const struct sampler_args *sa, const char *name,
-		   double (*value)(double, void *), sampler_op op, void *arg)
+/* The pipe's two ends on one CPU (the one the batch starts on), the
+ * other groups as the process was: set around each pipe batch. */
+static cpu_set_t all_cpus;
+static bool may_pin;
+
+static int pin_here(void *arg)
 {
-	struct sampler_metric metric = { name, value };
-	if (sampler_run(sa, &metric, 1, op, arg)) {
-		fprintf(stderr, "syscall_io: %s: measurement failed\n", name);
+	(void)arg;
+	cpu_set_t one;
+	int cpu = sched_getcpu();
+	if (!may_pin || cpu < 0)
+		return 0;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one) == 0 ? 0 : (may_pin = false, 0);
+}
+
+static int unpin(void *arg)
+{
+	(void)arg;
+	if (may_pin && sched_setaffinity(0, sizeof(all_cpus), &all_cpus) < 0) {
+		perror("syscall_io: sched_setaffinity");
+		return -1;
+	}
+	return 0;
+}
+
+/* Every metric, the groups' samples taken in turn. 0 or -EIO. */
+static int measure(const struct sampler_args *sa, const char *file,
+		   struct lock_set *many, struct lock_set *dense)
+{
+	static char many_names[PHASES][64], dense_names[PHASES][64];
+	static const struct sampler_metric pipe_m = { "pipe_mbps", mbps },
+		write_m = { "file_write_mbps", mbps }, read_m = { "file_read_mbps", mbps },
+		getpid_m = { "syscall_latency_us", getpid_us };
+	struct sampler_metric many_m[PHASES], dense_m[PHASES];
+	lock_metrics("lock_many_files", many_names, many_m);
+	lock_metrics("lock_dense_file", dense_names, dense_m);
+	struct sampler_group groups[] = {
+		{ &pipe_m, 1, pipe_op, NULL, pin_here, unpin, 0 },
+		{ &write_m, 1, file_write_op, (void *)file, NULL, NULL, 0 },
+		{ &read_m, 1, file_read_op, (void *)file, NULL, NULL, 0 },
+		{ &getpid_m, 1, getpid_op, NULL, NULL, NULL, 0 },
+		{ many_m, PHASES, lock_op, many, NULL, NULL, 0 },
+		{ dense_m, PHASES, lock_op, dense, NULL, NULL, 0 },
+	};
+	int failed;
+	if (sampler_run_groups(sa, groups, (int)(sizeof(groups) / sizeof(groups[0])), &failed)) {
+		fprintf(stderr, "syscall_io: %s: measurement failed\n",
+			groups[failed].metrics[0].name);
 		return -EIO;
 	}
 	return 0;
@@ -384,30 +423,22 @@ int main(int argc, char **argv)
 	}
 	snprintf(file, sizeof(file), "%s/io-file", dir);
 
-	/* the pipe's two ends on one CPU, the rest as the process was */
-	cpu_set_t all, one;
-	int cpu = sched_getcpu();
-	bool pinned = cpu >= 0 && sched_getaffinity(0, sizeof(all), &all) == 0;
-	if (pinned) {
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
-	}
-	int err = measure(&sa, "pipe_mbps", mbps, pipe_op, NULL);
-	if (pinned && sched_setaffinity(0, sizeof(all), &all) < 0) {
-		perror("syscall_io: sched_setaffinity");
-		err = -1;
-	}
+	may_pin = sched_getaffinity(0, sizeof(all_cpus), &all_cpus) == 0;
+	static struct lock_record many_records[MANY_RECORDS], dense_records[DENSE_RANGES];
+	for (int i = 0; i < MANY_RECORDS; i++)
+		many_records[i].holder_fd = -1;
+	for (int i = 0; i < DENSE_RANGES; i++)
+		dense_records[i].holder_fd = -1;
+	struct lock_set many = { many_records, MANY_RECORDS }, dense = { dense_records, DENSE_RANGES };
+	int err = lock_many_files(dir, many_records);
 	if (!err)
-		err = measure(&sa, "file_write_mbps", mbps, file_write_op, file);
-	if (!err)
-		err = measure(&sa, "file_read_mbps", mbps, file_read_op, file);
-	if (!err)
-		err = measure(&sa, "syscall_latency_us", getpid_us, getpid_op, NULL);
-	if (!err)
-		err = lock_many_files(dir, &sa);
-	if (!err)
-		err = lock_dense_file(dir, &sa);
+		err = lock_dense_file(dir, dense_records);
+	if (err)
+		fprintf(stderr, "syscall_io: lock files: %s\n", strerror(-err));
+	else
+		err = measure(&sa, file, &many, &dense);
+	close_records(many_records, MANY_RECORDS);
+	close_records(dense_records, DENSE_RANGES);
 	remove_scratch(dir);
 	return err ? 1 : 0;
 }

@@ -120,9 +120,9 @@ static inline bool suite_metric_optional(const struct suite *s, size_t m)
  * the least time of a batch, whose size the program calibrates first.
  */
 #define SUITE_SAMPLER_OPTIONS                                                  \
-	{ "samples", "3", "values per metric and round, each a batch of operations" }, \
+	{ "samples", "9", "values per metric and round, each a batch of operations; the batches of a program's metrics taken in turn" }, \
 	{ "warmups", "1", "batches discarded per metric and round, after calibrating" }, \
-	{ "min-time-ms", "50", "least duration of a batch: its size is calibrated in a first, discarded pass" }
+	{ "min-time-ms", "20", "least duration of a batch: its size is calibrated in a first, discarded pass" }
 /* Their rounds: values from many fresh processes weigh more than many
  * from one (a process's luck is shared by its values). */
 #define SUITE_SAMPLER_ROUNDS 10
