@@ -4,7 +4,10 @@
  * each function is hand-written so that the window a 5-byte jmp can
  * replace is known byte for byte. Nothing here is run. The last three
  * have no FDE, only a sized symbol (as hand-written assembly and Go have):
- * their bounds come from the symbol table.
+ * their bounds come from the symbol table. The last two are jumped into
+ * from outside their functions: by a rel32 jmp from far away, and by a
+ * rel8 jmp just before the function, after 70,000 bytes no unwind table
+ * or symbol describes (so no instruction boundary is known near it).
  */
 int plan_data = 39;
 
@@ -66,7 +69,30 @@ __asm__(
 	"	syscall\n"
 	"	cmpq $-4095, %rax\n"
 	"	ret\n"
-	".size plan_sym_entry, .-plan_sym_entry\n");
+	".size plan_sym_entry, .-plan_sym_entry\n"
+	/* a jmp from another function far away lands on the syscall: the
+	 * window starts there (syscall + cmp, 8) */
+	".globl plan_far\n.type plan_far,@function\n"
+	"plan_far:\n.cfi_startproc\n"
+	"	movl $39, %eax\n"
+	"6:	syscall\n"
+	"	cmpq $-4095, %rax\n"
+	"	ret\n"
+	".cfi_endproc\n.size plan_far, .-plan_far\n"
+	".skip 1000, 0xcc\n"
+	".globl plan_far_jumper\n.type plan_far_jumper,@function\n"
+	"plan_far_jumper:\n.cfi_startproc\n"
+	"	jmp 6b\n"
+	".cfi_endproc\n.size plan_far_jumper, .-plan_far_jumper\n"
+	".skip 70000, 0xcc\n"
+	"	jmp 8f\n"
+	".globl plan_rel8\n.type plan_rel8,@function\n"
+	"plan_rel8:\n.cfi_startproc\n"
+	"	movl $39, %eax\n"
+	"8:	syscall\n"
+	"	cmpq $-4095, %rax\n"
+	"	ret\n"
+	".cfi_endproc\n.size plan_rel8, .-plan_rel8\n");
 
 int main(void)
 {
