@@ -118,6 +118,9 @@ static const char usage_text[] =
 "                        (Perfetto, chrome://tracing); needs KPROF_EVENTS=1\n"
 "                        or kbpf-trace --events (without events, or when no\n"
 "                        event passes the filters: exit 1, no FILE)\n"
+"      --timeline-max=MB  the largest timeline written (default 256, about\n"
+"                        what Perfetto's UI opens; 0: no limit): a longer one\n"
+"                        is cut at a time, said on stderr\n"
 "      --sites           top call sites per syscall (--top of them, default 5,\n"
 "                        0 = all); with kbpf-trace --stacks, each stack's\n"
 "                        innermost frame outside libc and ld.so\n"
@@ -402,6 +405,7 @@ enum {
 	OPT_TIMELINE, OPT_SITES, OPT_FOLDED, OPT_INTERVAL, OPT_HTML, OPT_PPROF, OPT_FLAME, OPT_FLAME_WEIGHT, OPT_STRICT,
 	OPT_ASSERT, OPT_PID, OPT_MIN_DURATION, OPT_FAILED, OPT_SUCCEEDED,
 	OPT_BLOCKING, OPT_AFTER_START, OPT_DEBUG_DIR, OPT_PERF_MAP_DIR, OPT_EXCLUDE_WAITS,
+	OPT_TIMELINE_MAX,
 };
 
 struct cli {
@@ -410,6 +414,7 @@ struct cli {
 	bool exclude_waits;
 	const char *listen, *save, *timeline, *html, *pprof, *flame, *metrics;
 	uint64_t refresh_ms, linger_ms, interval_ms;
+	uint64_t timeline_max_mb;
 	const char *asserts[MAX_ASSERTS];
 	size_t n_asserts;
 	const char *debug_dirs[KA_DEBUG_DIRS_MAX];
@@ -476,6 +481,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "diff", no_argument, NULL, OPT_DIFF },
 		{ "timeline", required_argument, NULL, OPT_TIMELINE },
+		{ "timeline-max", required_argument, NULL, OPT_TIMELINE_MAX },
 		{ "sites", no_argument, NULL, OPT_SITES },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
@@ -570,6 +576,10 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			break;
 		case OPT_DIFF: cli->diff = true; break;
 		case OPT_TIMELINE: cli->timeline = optarg; break;
+		case OPT_TIMELINE_MAX:
+			if (parse_u64("--timeline-max", optarg, &cli->timeline_max_mb))
+				return EXIT_USAGE;
+			break;
 		case OPT_SITES: cli->sites = true; break;
 		case OPT_FOLDED: cli->folded = true; break;
 		case OPT_INTERVAL:
@@ -694,7 +704,9 @@ static int write_to_file(const char *path, enum file_view view, const struct ka_
 	/* a regular file is removed when writing fails (/dev/stdout is not) */
 	bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
 	switch (view) {
-	case FILE_TIMELINE: err = ka_write_timeline(f, m, &items); break;
+	case FILE_TIMELINE:
+		err = ka_write_timeline(f, m, cli->timeline_max_mb << 20, &items);
+		break;
 	case FILE_HTML: err = ka_write_html(f, m, &cli->opts, cli->interval_ms); break;
 	case FILE_FLAME: err = ka_write_flame(f, m, !cli->opts.flame_by_calls, true, &items); break;
 	case FILE_PPROF: err = ka_write_pprof(f, m, &items); break;
@@ -904,7 +916,8 @@ int main(int argc, char **argv)
 {
 	struct cli cli = { .opts = { .format = KA_FORMAT_TABLE, .by = KA_BY_SYSCALL,
 				     .sort = KA_SORT_TIME },
-			   .refresh_ms = 1000, .linger_ms = 500 };
+			   .refresh_ms = 1000, .linger_ms = 500,
+			   .timeline_max_mb = KA_TIMELINE_MAX_MB };
 	struct ka_inputs run = { 0 };
 	int err = 0, status = EXIT_USAGE;
 

@@ -46,8 +46,10 @@ void ka_report_runs(FILE *out, const struct ka_model *m, const char *name);
 /* timeline.c: a JSON string literal with escapes. */
 void ka_json_string(FILE *out, const char *s);
 
-/* timeline.c: Chrome trace event JSON, one complete ("X") slice per event. */
-int ka_write_timeline(FILE *out, const struct ka_model *m, uint64_t *slices);
+/* timeline.c: Chrome trace event JSON, one complete ("X") slice per event;
+ * cut at a time (said on stderr) when longer than max_bytes (0: never). */
+#define KA_TIMELINE_MAX_MB 256
+int ka_write_timeline(FILE *out, const struct ka_model *m, uint64_t max_bytes, uint64_t *slices);
 
 /* sites.c: top call sites per syscall (--sites), folded stacks (--folded). */
 int ka_report_sites(FILE *out, const struct ka_model *m,

@@ -31,3 +31,23 @@ rc=0; "$KANALYZE" --timeline=empty.json noev 2> noev.err || rc=$?
 expect_eq "without events: exit" 1 "$rc"
 expect_eq "without events: message" "kanalyze: --timeline: the trace has no events: record them with KPROF_EVENTS=1 or kbpf-trace --events; empty.json not written" "$(cat noev.err)"
 [ ! -e empty.json ] || fail "an empty timeline was written"
+# Longer than --timeline-max (MB): cut at a time, every track's beginning
+# kept whole, one line saying where and how much; --timeline-max=0: all.
+KPROF_EVENTS=1 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/big "$BUILD/tests/threads_calls" 4 6000 > /dev/null
+all=$(profile_json big | jq '[.processes[].events] | add')
+"$KANALYZE" --timeline=all.json --timeline-max=0 big 2> all.err
+expect_eq "--timeline-max=0: every slice" "$all" "$(jq '[.traceEvents[] | select(.ph == "X")] | length' all.json)"
+[ "$(stat -c %s all.json)" -gt 1048576 ] || fail "the whole timeline is under 1 MB: no cut to test"
+"$KANALYZE" --timeline=cut.json --timeline-max=1 big 2> cut.err
+jq -e . cut.json > /dev/null || fail "the cut timeline is not valid JSON"
+size=$(stat -c %s cut.json)
+[ "$size" -le $(( 1048576 * 21 / 20 )) ] || fail "cut timeline is $size bytes, over 1 MB by more than 5%"
+kept=$(jq '[.traceEvents[] | select(.ph == "X")] | length' cut.json)
+[ "$kept" -gt 0 ] && [ "$kept" -lt "$all" ] || fail "cut kept $kept of $all slices"
+line=$(grep -- '--timeline: ' cut.err) || fail "no line says the cut: $(cat cut.err)"
+grep -q "^kanalyze: --timeline: $all slices would make about [0-9]* MB, more than --timeline-max=1 (the most a viewer opens): cut at [0-9.]* s into the run, the first $kept slices ([0-9.]*%) written; " <<<"$line" ||
+	fail "cut line: $line"
+cut_s=$(sed 's/.*cut at \([0-9.]*\) s.*/\1/' <<<"$line")
+# the slices kept are exactly the whole timeline's before the cut
+expect_eq "slices before the cut" "$kept" \
+	"$(jq --argjson c "$cut_s" '[.traceEvents[] | select(.ph == "X" and .ts < $c * 1e6)] | length' all.json)"
