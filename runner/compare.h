@@ -13,7 +13,7 @@
  * multiple of the standard deviation of its round medians (logs), when no
  * calibrated figure applies and --run-noise is not given: fitted to A/A
  * pairs of separate runs (docs/KRUNNER.md). */
-#define COMPARE_RUN_NOISE_DEFAULT 0.9
+#define COMPARE_RUN_NOISE_DEFAULT 1.0
 
 /* Prints the markdown comparison. 0 or -errno (bad input, message
  * printed); *regressions counts the metrics judged a regression,

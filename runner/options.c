@@ -162,7 +162,7 @@ static const char usage_head[] =
 "      --threshold=PCT     smallest change called a regression (default 5)\n"
 "      --run-noise=X       between-run noise of two separate runs, as X times\n"
 "                          the rounds' spread, where none is calibrated\n"
-"                          (default 0.9; 0: none)\n"
+"                          (default 1.0; 0: none)\n"
 "      --alpha=P           1 - the intervals' confidence (default 0.05)\n"
 "\n"
 "A/B options (krunner ab: the run and compare options too):\n"
