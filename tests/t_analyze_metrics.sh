@@ -29,7 +29,7 @@ if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
 fi
 # every producer is done when the listener has seen them close
 for _ in $(seq 100); do
-	curl -s "http://$target/metrics" > scrape.txt
+	curl -s "http://$target/metrics" > scrape.txt || true # tried again, as the loop says
 	grep -q '^kprof_producers_connected 0$' scrape.txt &&
 		grep -q "^kprof_syscalls_total{process=\"getppid_loop\",syscall=\"getppid\"} $want\$" scrape.txt && break
 	sleep 0.1
