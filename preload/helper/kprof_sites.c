@@ -595,18 +595,25 @@ static bool plan_bounds(const struct file *f, uint64_t sec_addr, size_t sec_size
 #define PLAN_REL8 256
 #define PLAN_BACK_MAX (64u << 10) /* a known start further back: bytes taken raw */
 
-/* Whether t is within PLAN_NEAR of one of the n sorted site addresses. */
-static bool near_site(const uint64_t *sites, size_t n, uint64_t t)
+/* The index of the first of the n sorted values above x (n: none). */
+static size_t first_above(const uint64_t *v, size_t n, uint64_t x)
 {
-	uint64_t lo = t > PLAN_NEAR ? t - PLAN_NEAR : 0;
 	size_t a = 0, b = n;
 	while (a < b) {
 		size_t mid = a + (b - a) / 2;
-		if (sites[mid] < lo)
+		if (v[mid] <= x)
 			a = mid + 1;
 		else
 			b = mid;
 	}
+	return a;
+}
+
+/* Whether t is within PLAN_NEAR of one of the n sorted site addresses. */
+static bool near_site(const uint64_t *sites, size_t n, uint64_t t)
+{
+	uint64_t lo = t > PLAN_NEAR ? t - PLAN_NEAR : 0;
+	size_t a = lo ? first_above(sites, n, lo - 1) : 0;
 	return a < n && sites[a] <= t + PLAN_NEAR;
 }
 
@@ -663,14 +670,7 @@ static uint64_t known_start_upto(const struct file *f, uint64_t addr, uint64_t f
 	uint64_t k = f->table ? functions_upto(f, addr) : 0;
 	if (k && table_addr(f, k - 1, false) > best)
 		best = table_addr(f, k - 1, false);
-	size_t a = 0, b = f->funcs.n;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (f->funcs.start[mid] <= addr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	size_t a = first_above(f->funcs.start, f->funcs.n, addr);
 	if (a && f->funcs.start[a - 1] > best && f->funcs.start[a - 1] <= addr)
 		best = f->funcs.start[a - 1];
 	return best;
@@ -750,15 +750,7 @@ static bool plan_target_inside(const struct plan_insn *v, size_t n, uint64_t lo,
 	for (size_t k = 0; k < n; k++)
 		if (v[k].target > lo && v[k].target < hi)
 			return true;
-	/* the first target above lo */
-	size_t a = 0, b = n_targets;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (targets[mid] <= lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	size_t a = first_above(targets, n_targets, lo);
 	return a < n_targets && targets[a] < hi;
 }
 
