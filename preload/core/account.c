@@ -439,7 +439,8 @@ void kp_event_add(struct kp_thread *t, unsigned nr, uint64_t start_ns, uint64_t 
 	struct kp_ring *r = t->ring;
 	uint64_t head = r->head;
 	if (head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= KP_RING_EVENTS) {
-		r->dropped++;
+		/* the flush takes the count with an exchange */
+		__atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	struct kp_event *e = &r->ev[head % KP_RING_EVENTS];

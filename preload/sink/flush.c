@@ -193,7 +193,6 @@ static void write_events(struct kp_writer *w, struct kp_thread *t)
 		return;
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = r->tail;
-	lost.events += __atomic_exchange_n(&r->dropped, 0, __ATOMIC_RELAXED);
 	if (head == tail)
 		return;
 	struct kp_rec_common c = common();
@@ -431,6 +430,22 @@ static void say_loss(bool final)
 		kp_write_stderr(m.text);
 }
 
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
+#define RING_EVENTS_TEXT TEXT(KP_RING_EVENTS)
+
+/* Calls whose event found their thread's ring full, since the last batch. */
+static uint64_t ring_drops(void)
+{
+	uint64_t n = 0;
+	for (struct kp_thread *t = kp_threads_first(); t; t = t->next) {
+		uint32_t state = __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
+		if (t->ring && (state == KP_BLOCK_LIVE || state == KP_BLOCK_EXITED))
+			n += __atomic_exchange_n(&t->ring->dropped, 0, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
 static int dead_pid;
 static const char *passive_why;
 static uint64_t batch_seq0; /* kp_proc.seq when the latest batch began */
@@ -463,6 +478,18 @@ static void do_flush(enum kp_flush_kind kind, const char *exec_path)
 			.events = lost.events,
 			.bytes = lost.bytes,
 			.reason = errno_text(-lost.err),
+		};
+		kp_rec_drop(w, &d);
+	}
+	/* taken before the threads' events are written, so that a call
+	 * dropped now is said in this batch, not cleared unsaid after it */
+	uint64_t ring_full = kind == KP_FLUSH_START ? 0 : ring_drops();
+	if (ring_full) {
+		struct kp_rec_drop d = {
+			.c = common(),
+			.events = ring_full,
+			.reason = "event ring full: a thread made more calls between two "
+				  "flushes than its ring holds (" RING_EVENTS_TEXT ")",
 		};
 		kp_rec_drop(w, &d);
 	}
@@ -506,6 +533,7 @@ own:
 	if (err) {
 		kp_output_abort_batch();
 		lost.records += w->records;
+		lost.events += ring_full;
 		lost.bytes += w->encoded;
 		lost.err = err;
 		say_loss(final);
