@@ -5,7 +5,9 @@
  * them, each call a bar from its start as long as it took (at least a
  * pixel), colored by syscall (the same syscall, the same color in every
  * lane), its name and duration in its tooltip; up to EVENTS_MAX calls, the
- * longest first, so that what took time is always drawn.
+ * longest first (the earlier of two as long), so that what took time is
+ * always drawn. The calls come from the lanes (lanes.h): bounded memory
+ * whatever the trace's length.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,13 +18,13 @@
 #include "syscalls.h"
 
 #define LANES_MAX 24
-#define EVENTS_MAX 4000
+#define EVENTS_MAX KA_LANE_LONGEST
 #define WIDTH 1100
 #define LANE_H 18
 
 struct lane {
 	const struct ka_stream *s;
-	uint64_t tid, time_ns;
+	const struct ka_lane *l;
 };
 
 struct drawn {
@@ -33,71 +35,74 @@ struct drawn {
 static int lane_by_time(const void *a, const void *b)
 {
 	const struct lane *x = a, *y = b;
-	return x->time_ns > y->time_ns ? -1 : x->time_ns < y->time_ns;
+	return x->l->time_ns > y->l->time_ns ? -1 : x->l->time_ns < y->l->time_ns;
 }
 
 static int longest_first(const void *a, const void *b)
 {
-	const struct drawn *x = a, *y = b;
-	return x->e->duration_ns > y->e->duration_ns ? -1 : x->e->duration_ns < y->e->duration_ns;
+	const struct ka_event *x = ((const struct drawn *)a)->e, *y = ((const struct drawn *)b)->e;
+	if (x->duration_ns != y->duration_ns)
+		return x->duration_ns > y->duration_ns ? -1 : 1;
+	/* as long: the earlier first, as the lanes keep them */
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
 static const char *const colors[] = { "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
 				      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac" };
 
-int ka_html_timeline(FILE *out, const struct ka_model *m)
+/*
+ * The lanes of every stream: those the model kept (ka_model.keep_lanes),
+ * or made here from the events when it kept them all (after the filters).
+ * made[i]: lanes made for stream i, freed by the caller.
+ */
+static int collect(const struct ka_model *m, struct ka_lanes *made, struct lane **out,
+		   size_t *n_out)
 {
-	size_t n_events = 0;
-	for (size_t i = 0; i < m->n_streams; i++)
-		n_events += m->streams[i].n_event_list;
-	fputs("<h2>Timeline</h2>\n", out);
-	if (!n_events) {
-		fputs("<p>No event records (trace with KPROF_EVENTS=1 or kbpf-trace "
-		      "--events for a timeline).</p>\n", out);
-		return 0;
-	}
-	/* the lanes: threads by their time in the events */
-	struct lane *lanes = NULL;
-	size_t n_lanes = 0, cap = 0;
-	uint64_t t0 = UINT64_MAX, t1 = 0;
-	int err = 0;
-	for (size_t i = 0; i < m->n_streams && !err; i++) {
+	size_t n = 0;
+	for (size_t i = 0; i < m->n_streams; i++) {
 		const struct ka_stream *s = &m->streams[i];
 		for (size_t k = 0; k < s->n_event_list; k++) {
-			const struct ka_event *e = &s->event_list[k];
-			if (e->start_ns < t0)
-				t0 = e->start_ns;
-			if (e->start_ns + e->duration_ns > t1)
-				t1 = e->start_ns + e->duration_ns;
-			size_t l = 0;
-			while (l < n_lanes && !(lanes[l].s == s && lanes[l].tid == e->tid))
-				l++;
-			if (l == n_lanes) {
-				if (n_lanes == cap) {
-					cap = cap ? 2 * cap : 16;
-					void *p = reallocarray(lanes, cap, sizeof(*lanes));
-					if (!p) {
-						err = -ENOMEM;
-						break;
-					}
-					lanes = p;
-				}
-				lanes[n_lanes++] = (struct lane){ s, e->tid, 0 };
-			}
-			lanes[l].time_ns += e->duration_ns;
+			int err = ka_lanes_add(&made[i], &s->event_list[k]);
+			if (err)
+				return err;
 		}
+		n += s->n_event_list ? made[i].n : s->lanes.n;
 	}
-	struct drawn *d = err ? NULL : calloc(n_events, sizeof(*d));
-	if (!d) {
-		free(lanes);
-		return err ? err : -ENOMEM;
+	struct lane *lanes = calloc(n ? n : 1, sizeof(*lanes));
+	if (!lanes)
+		return -ENOMEM;
+	*n_out = 0;
+	for (size_t i = 0; i < m->n_streams; i++) {
+		const struct ka_stream *s = &m->streams[i];
+		const struct ka_lanes *ls = s->n_event_list ? &made[i] : &s->lanes;
+		for (size_t k = 0; k < ls->n; k++)
+			lanes[(*n_out)++] = (struct lane){ s, &ls->lane[k] };
+	}
+	*out = lanes;
+	return 0;
+}
+
+static int draw(FILE *out, const struct ka_model *m, struct lane *lanes, size_t n_lanes)
+{
+	size_t n_events = 0, n_longest = 0;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	for (size_t l = 0; l < n_lanes; l++) {
+		n_events += lanes[l].l->calls;
+		if (lanes[l].l->first_ns < t0)
+			t0 = lanes[l].l->first_ns;
+		if (lanes[l].l->end_ns > t1)
+			t1 = lanes[l].l->end_ns;
 	}
 	qsort(lanes, n_lanes, sizeof(*lanes), lane_by_time);
 	size_t shown_lanes = n_lanes < LANES_MAX ? n_lanes : LANES_MAX, n = 0;
 	for (size_t l = 0; l < shown_lanes; l++)
-		for (size_t k = 0; k < lanes[l].s->n_event_list; k++)
-			if (lanes[l].s->event_list[k].tid == lanes[l].tid)
-				d[n++] = (struct drawn){ &lanes[l].s->event_list[k], l };
+		n_longest += lanes[l].l->n_longest;
+	struct drawn *d = calloc(n_longest ? n_longest : 1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	for (size_t l = 0; l < shown_lanes; l++)
+		for (size_t k = 0; k < lanes[l].l->n_longest; k++)
+			d[n++] = (struct drawn){ &lanes[l].l->longest[k], l };
 	qsort(d, n, sizeof(*d), longest_first);
 	size_t shown = n < EVENTS_MAX ? n : EVENTS_MAX;
 	double span = t1 > t0 ? (double)(t1 - t0) : 1;
@@ -107,7 +112,7 @@ int ka_html_timeline(FILE *out, const struct ka_model *m)
 		const struct ka_stream *s = lanes[l].s;
 		const char *base = s->exe ? strrchr(s->exe, '/') : NULL;
 		snprintf(label[l], sizeof(label[l]), "%s %" PRIu64 "/%" PRIu64,
-			 s->comm[0] ? s->comm : base ? base + 1 : "pid", s->pid, lanes[l].tid);
+			 s->comm[0] ? s->comm : base ? base + 1 : "pid", s->pid, lanes[l].l->tid);
 		if (ka_html_text_px(label[l]) + 12 > left)
 			left = ka_html_text_px(label[l]) + 12;
 	}
@@ -139,6 +144,24 @@ int ka_html_timeline(FILE *out, const struct ka_model *m)
 		"text-anchor=\"end\">%.3f ms</text>\n</svg>\n", left, h - 8, left + WIDTH, h - 8,
 		span / 1e6);
 	free(d);
-	free(lanes);
 	return 0;
+}
+
+int ka_html_timeline(FILE *out, const struct ka_model *m)
+{
+	fputs("<h2>Timeline</h2>\n", out);
+	struct ka_lanes *made = calloc(m->n_streams ? m->n_streams : 1, sizeof(*made));
+	struct lane *lanes = NULL;
+	size_t n_lanes = 0;
+	int err = made ? collect(m, made, &lanes, &n_lanes) : -ENOMEM;
+	if (!err && !n_lanes)
+		fputs("<p>No event records (trace with KPROF_EVENTS=1 or kbpf-trace "
+		      "--events for a timeline).</p>\n", out);
+	else if (!err)
+		err = draw(out, m, lanes, n_lanes);
+	for (size_t i = 0; made && i < m->n_streams; i++)
+		ka_lanes_free(&made[i]);
+	free(made);
+	free(lanes);
+	return err;
 }

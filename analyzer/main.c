@@ -965,8 +965,11 @@ int main(int argc, char **argv)
 	ka_model_init(&run.model);
 	if (cli.exclude_waits) /* --listen's snapshots leave them out too */
 		run.model.set_aside = cli.filter.aside;
-	run.model.keep_events = cli.timeline || cli.blocking || cli.html ||
+	run.model.keep_events = cli.timeline || cli.blocking ||
 				ka_filter_needs_events(&cli.filter);
+	/* the HTML timeline: per thread, its longest calls */
+	run.model.keep_lanes = cli.html;
+	run.model.lane_nr = cli.filter.nr_set ? cli.filter.nr : NULL;
 	run.model.keep_history = cli.interval_ms || cli.html;
 	if (cli.listen) {
 		struct ka_listen_opts lo = { .address = cli.listen, .save_dir = cli.save,

@@ -128,6 +128,7 @@ static void stream_free(struct ka_stream *s)
 	free(s->maps);
 	free(s->seq);
 	free(s->event_list);
+	ka_lanes_free(&s->lanes);
 	free(s->empty_file);
 }
 
@@ -866,15 +867,17 @@ static int on_events(struct ka_model *m, const msgpack_object *map,
 	if ((err = stream_get(m, pid, id, &s)))
 		return err;
 	s->events += list->via.array.size;
-	if (!m->keep_events)
+	bool lanes = !m->keep_events && m->keep_lanes;
+	if (!m->keep_events && !lanes)
 		return 0;
-	if ((err = ka_grow((void **)&s->event_list, &s->cap_event_list,
-			s->n_event_list + list->via.array.size,
-			sizeof(*s->event_list))))
+	if (!lanes && (err = ka_grow((void **)&s->event_list, &s->cap_event_list,
+				     s->n_event_list + list->via.array.size,
+				     sizeof(*s->event_list))))
 		return err;
 	for (uint32_t i = 0; i < list->via.array.size; i++) {
 		const msgpack_object *e = list->via.array.ptr[i].via.array.ptr;
-		struct ka_event *ev = &s->event_list[s->n_event_list++];
+		struct ka_event one;
+		struct ka_event *ev = lanes ? &one : &s->event_list[s->n_event_list++];
 		ev->start_ns = e[0].via.u64;
 		ev->duration_ns = e[1].via.u64;
 		ev->nr = e[2].via.u64;
@@ -887,6 +890,9 @@ static int on_events(struct ka_model *m, const msgpack_object *map,
 			/* a kind this reader does not know counts as none */
 			ev->kind = e[5].via.u64 <= KP_KINDS ? (unsigned)e[5].via.u64 : 0;
 		}
+		if (lanes && (!m->lane_nr || (ev->nr < 1024 && m->lane_nr[ev->nr])) &&
+		    (err = ka_lanes_add(&s->lanes, ev)))
+			return err;
 	}
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "histogram.h"
+#include "lanes.h"
 #include "record_reader.h"
 #include "record_schema.h"
 
@@ -157,6 +158,7 @@ struct ka_stream {
 	uint64_t seq_duplicates;
 	struct ka_event *event_list; /* with ka_model.keep_events */
 	size_t n_event_list, cap_event_list;
+	struct ka_lanes lanes; /* with ka_model.keep_lanes and not keep_events */
 };
 
 struct ka_damage_entry {
@@ -220,6 +222,11 @@ struct ka_model {
 	uint64_t aside_calls, aside_ns;
 
 	bool keep_events;  /* store every event (timeline, event filters) */
+	/* store the events by thread in bounded memory (lanes.h) unless
+	 * keep_events; only those of the syscalls lane_nr holds (nr < 1024;
+	 * NULL: all) */
+	bool keep_lanes;
+	const bool *lane_nr;
 	bool keep_history; /* store every aggregate (time series) */
 	struct ka_snapshot *history;
 	size_t n_history, cap_history;

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kanalyze: the calls of event records by thread, in bounded memory
+ * (lanes.c): per thread its calls, their summed time, the span they
+ * cover and its KA_LANE_LONGEST longest calls. What the HTML report's
+ * timeline draws; the model keeps this instead of every event when no
+ * other view needs them all.
+ */
+#ifndef KANALYZE_LANES_H
+#define KANALYZE_LANES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ka_event;
+
+/* The most calls drawn in the timeline, and so kept per thread. */
+#define KA_LANE_LONGEST 4000
+
+struct ka_lane {
+	uint64_t tid, calls, time_ns;
+	uint64_t first_ns, end_ns; /* the earliest start, the latest end */
+	/* the longest calls, a heap with the shortest at [0] */
+	struct ka_event *longest;
+	size_t n_longest, cap_longest;
+};
+
+struct ka_lanes {
+	struct ka_lane *lane;
+	size_t n, cap, last; /* last: the lane of the previous call */
+};
+
+/* Counts the call e into its thread's lane; 0 or -ENOMEM. */
+int ka_lanes_add(struct ka_lanes *l, const struct ka_event *e);
+void ka_lanes_free(struct ka_lanes *l);
+
+#endif

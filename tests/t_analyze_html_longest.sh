@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# kanalyze --html keeps, per thread, only the calls its timeline can draw
+# (the 4000 longest), not every event: the calls drawn are exactly the
+# longest of the trace (checked against every event, from --timeline with
+# no size limit), the counts and span in the timeline's caption are those
+# of all the calls, and the report's memory does not grow with the
+# trace's events (2 M events held in full took 193 MB, against 3 MB for
+# the profile alone; now 5 MB).
+source "$KPROF_ROOT/tests/lib.sh"
+KPROF_EVENTS=1 KPROF_GZIP=0 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/trace \
+	"$BUILD/tests/threads_calls" 4 250000 > /dev/null
+"$KANALYZE" --html=report.html trace
+"$KANALYZE" --timeline=all.json --timeline-max=0 trace 2> /dev/null
+python3 - report.html all.json <<'PY'
+import json, re, sys
+html = open(sys.argv[1]).read()
+tl = html[html.index('id="timeline"'):]
+tl = tl[:tl.index('</svg>')]
+drawn = sorted(float(d) for d in re.findall(r'<title>[a-z0-9_]+: ([0-9.]+) ms at', tl))
+events = [e for e in json.load(open(sys.argv[2]))['traceEvents'] if e['ph'] == 'X']
+durs = sorted((e['dur'] for e in events), reverse=True)
+want = sorted(float('%.3f' % (d / 1000)) for d in durs[:4000])
+if len(drawn) != min(4000, len(events)):
+    sys.exit('FAIL: %d calls drawn, want %d' % (len(drawn), min(4000, len(events))))
+if drawn != want:
+    sys.exit('FAIL: the calls drawn are not the longest: %s ... against %s ...'
+             % (drawn[-5:], want[-5:]))
+m = re.search(r'<p>([0-9]+) calls of ([0-9]+) threads', html)
+if not m or int(m.group(1)) != len(events):
+    sys.exit('FAIL: caption %s, want %d calls' % (m and m.group(0), len(events)))
+print('ok: the %d longest of %d calls drawn, longest %.3f ms' % (len(drawn), len(events),
+      drawn[-1]))
+PY
+# peak memory, in KiB, of kanalyze with ARGS
+peak_kb() {
+	python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$KANALYZE" "$@"
+}
+# one thread, 1 M calls: every one an event (56 MB held in full)
+KPROF_EVENTS=1 KPROF_GZIP=0 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/one \
+	"$BUILD/programs/overhead" --workload=getppid --calls=1000000 > /dev/null
+events=$("$KANALYZE" --format=json one | jq '.syscalls[] | select(.name == "getppid") | .count')
+plain=$(peak_kb one)
+html=$(peak_kb --html=one.html one)
+echo "peak memory, $events getppid events: profile $plain KiB, with --html $html KiB"
+[ $((html - plain)) -lt 20000 ] ||
+	fail "--html took $((html - plain)) KiB more than the profile: it holds the events"
+"$KANALYZE" --html=again.html trace
+cmp -s report.html again.html || fail "two reports of one trace differ"
+echo "ok: --html took $((html - plain)) KiB beside the profile's $plain KiB"
