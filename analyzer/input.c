@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -24,8 +25,47 @@
 /* Damage reports listed per input; the rest go into one summary. */
 #define DAMAGE_LISTED 10
 
+/*
+ * Progress on a terminal: a second into reading, one line on stderr,
+ * rewritten in place every PROGRESS_EVERY_NS, cleared when reading ends.
+ */
+#define PROGRESS_AFTER_NS 1000000000ull
+#define PROGRESS_EVERY_NS 250000000ull
+static struct {
+	int tty; /* 0: not asked yet, 1: stderr is a terminal, -1: not */
+	bool shown;
+	uint64_t t0, last, files, bytes_done, records;
+} progress;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void progress_tick(uint64_t bytes_in_file)
+{
+	uint64_t t = now_ns();
+	if (t - progress.t0 < PROGRESS_AFTER_NS || t - progress.last < PROGRESS_EVERY_NS)
+		return;
+	progress.last = t;
+	progress.shown = true;
+	fprintf(stderr, "\rkanalyze: reading: %.1f s, %" PRIu64 " files, %.1f MB, %" PRIu64
+		" records\033[K", (double)(t - progress.t0) / 1e9, progress.files,
+		(double)(progress.bytes_done + bytes_in_file) / 1e6, progress.records);
+}
+
+void ka_input_progress_done(void)
+{
+	if (progress.shown)
+		fputs("\r\033[K", stderr);
+	progress.shown = false;
+}
+
 struct input {
 	struct ka_model *model;
+	uint64_t end; /* the end of the latest record, in its stream */
 	size_t first_damage; /* model->n_damaged before this input */
 	uint64_t records;    /* records the reader delivered */
 	uint64_t damage;     /* damage reports of the reader */
@@ -37,6 +77,9 @@ static int on_record(const struct kp_record *rec, void *ctx)
 {
 	struct input *in = ctx;
 	in->records++;
+	in->end = rec->offset + rec->size;
+	if (progress.tty > 0 && (++progress.records & 1023) == 0)
+		progress_tick(in->end);
 	return ka_model_on_record(rec, in->model);
 }
 
@@ -170,7 +213,13 @@ int ka_input_read_file(struct ka_model *m, const char *path)
 	struct input in = { .model = m, .first_damage = m->n_damaged };
 	struct kp_reader_ops ops = { .on_record = on_record, .on_damage = on_damage,
 				     .ctx = &in };
+	if (!progress.tty) {
+		progress.tty = isatty(STDERR_FILENO) ? 1 : -1;
+		progress.t0 = now_ns();
+	}
+	progress.files++;
 	int err = kp_read_file(path, &ops);
+	progress.bytes_done += in.end;
 	if (err)
 		return err;
 	char why[256];

@@ -14,4 +14,8 @@
  */
 int ka_input_read_file(struct ka_model *m, const char *path);
 
+/* Reading on a terminal says how far it got on stderr, a second in and
+ * then four times a second, on one line; this clears that line. */
+void ka_input_progress_done(void);
+
 #endif

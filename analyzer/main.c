@@ -256,6 +256,8 @@ static void print_new_damage(struct ka_inputs *run)
 static int read_file(struct ka_inputs *run, const char *path)
 {
 	int err = ka_input_read_file(&run->model, path);
+	if (err || run->printed_damage < run->model.n_damaged)
+		ka_input_progress_done(); /* the messages on lines of their own */
 	print_new_damage(run);
 	if (err == -ENOMEM)
 		return err;
@@ -340,6 +342,7 @@ static int read_one(struct ka_inputs *run, const char *path, bool keep_events)
 	ka_model_init(&run->model);
 	run->model.keep_events = keep_events;
 	int err = read_path(run, path);
+	ka_input_progress_done();
 	if (err)
 		return err;
 	if (run->inputs_read == 0) {
@@ -990,6 +993,7 @@ int main(int argc, char **argv)
 	} else {
 		for (int i = optind; i < argc && !err; i++)
 			err = read_path(&run, argv[i]);
+		ka_input_progress_done();
 	}
 	if (err) {
 		fprintf(stderr, "kanalyze: %s\n", strerror(-err));
