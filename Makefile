@@ -146,10 +146,12 @@ $(BUILD)/kanalyze: $(ANALYZER_OBJ) $(BUILD)/libkcommon.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/libkcommon.a $(LIBS_ANALYZER)
 
+# -mcpu=v3: atomic fetch-and-add that returns (kernel 5.12; the programs
+# need 5.17's bpf_loop anyway)
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_TARGET_ARCH) -MMD -MP \
+	$(Q)$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_TARGET_ARCH) -MMD -MP \
 		-Wall -Werror -Ibpf/vmlinux/$(ARCH) -Icommon -Ibpf -c $< -o $@
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)

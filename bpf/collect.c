@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -486,20 +487,51 @@ static bool key_selected(const struct kbpf_agg_key *k, const struct image *only)
  * every image. BPF never deletes from these maps, so iterating while it
  * inserts neither skips nor repeats an old key.
  */
+/*
+ * The next key of the aggs or errnos map to read for only: from the
+ * image's listed keys when its note gave them (*i: the list's cursor;
+ * error 0 the aggs entry, otherwise an errnos entry), else by scanning
+ * the map (*prev). 0, or -ENOENT after the last.
+ */
+static int next_key(int fd, const struct image *only, bool errnos, size_t *i, void **prev,
+		    void *key, size_t key_size)
+{
+	if (only && only->keys_listed) {
+		for (; *i < only->n_keys; (*i)++) {
+			uint32_t nr = only->keys[*i] & 0xffff, error = only->keys[*i] >> 16;
+			if ((error != 0) != errnos)
+				continue;
+			struct kbpf_errno_key k = {
+				.agg = { .tgid = only->tgid, .tid = 0, .image = only->image,
+					 .nr = nr },
+				.error = error,
+			};
+			memcpy(key, &k, key_size);
+			(*i)++;
+			return 0;
+		}
+		return -ENOENT;
+	}
+	char next[sizeof(struct kbpf_errno_key)];
+	if (bpf_map_get_next_key(fd, *prev, next))
+		return -ENOENT;
+	memcpy(key, next, key_size);
+	*prev = key;
+	return 0;
+}
+
 static int read_aggs(const struct image *only, struct agg_entry **out, size_t *n_out)
 {
 	struct kbpf_agg_value *percpu = calloc(ncpus, sizeof(*percpu));
 	struct agg_entry *v = NULL;
-	size_t n = 0, cap = 0;
-	struct kbpf_agg_key key, next;
+	size_t n = 0, cap = 0, i = 0;
+	struct kbpf_agg_key key;
 	void *prev = NULL;
 	int err = 0;
 
 	if (!percpu)
 		return -ENOMEM;
-	while (bpf_map_get_next_key(tr->aggs_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
+	while (next_key(tr->aggs_fd, only, false, &i, &prev, &key, sizeof(key)) == 0) {
 		if (!key_selected(&key, only))
 			continue;
 		if (bpf_map_lookup_elem(tr->aggs_fd, &key, percpu))
@@ -549,16 +581,14 @@ static int read_errnos(const struct image *only, struct errno_entry **out,
 {
 	uint64_t *percpu = calloc(ncpus, sizeof(*percpu));
 	struct errno_entry *v = NULL;
-	size_t n = 0, cap = 0;
-	struct kbpf_errno_key key, next;
+	size_t n = 0, cap = 0, i = 0;
+	struct kbpf_errno_key key;
 	void *prev = NULL;
 	int err = 0;
 
 	if (!percpu)
 		return -ENOMEM;
-	while (bpf_map_get_next_key(tr->errnos_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
+	while (next_key(tr->errnos_fd, only, true, &i, &prev, &key, sizeof(key)) == 0) {
 		if (!key_selected(&key.agg, only))
 			continue;
 		if (bpf_map_lookup_elem(tr->errnos_fd, &key, percpu))
@@ -714,7 +744,15 @@ static void stacks_prepare(struct image *im, const struct side_data *sd)
 	}
 }
 
-static void write_aggregates(struct image *only, bool final, bool exited)
+/*
+ * With only NULL: every image's entries; those of an image not known yet
+ * are left alone unless lazy: its fork or exec note may still be on its
+ * way (user space reading notes behind the kernel), and an image made
+ * from /proc now has no name when the process is gone (then its note
+ * finds it made and leaves it nameless). At the end (lazy) they are
+ * images whose notes were lost.
+ */
+static void write_aggregates_of(struct image *only, bool final, bool exited, bool lazy)
 {
 	struct agg_entry *a = NULL;
 	struct side_data sd = { 0 };
@@ -737,7 +775,9 @@ static void write_aggregates(struct image *only, bool final, bool exited)
 		while (j < n_a && a[j].key.tgid == a[i].key.tgid &&
 		       a[j].key.image == a[i].key.image && a[j].key.tid == a[i].key.tid)
 			j++;
-		struct image *im = only ? only : image_lazy(a[i].key.tgid, a[i].key.image);
+		struct image *im = only ? only :
+				lazy ? image_lazy(a[i].key.tgid, a[i].key.image) :
+				       image_find(a[i].key.tgid, a[i].key.image);
 		if (im && im->sink && !im->ended) {
 			report_sink_loss(im);
 			if (cfg.stacks && im != last_maps) {
@@ -768,6 +808,11 @@ static void write_aggregates(struct image *only, bool final, bool exited)
 	free(a);
 	free(ev);
 	free(st);
+}
+
+static void write_aggregates(struct image *only, bool final, bool exited)
+{
+	write_aggregates_of(only, final, exited, false);
 }
 
 /* ----------------------------------------------------------------- drops */
@@ -903,6 +948,14 @@ static void end_image(struct image *im, bool exited)
 	write_aggregates(im, true, exited);
 }
 
+/* The entries the image's calls created, as its exit or exec note lists them. */
+static void take_keys(struct image *im, const struct kbpf_note *n)
+{
+	im->keys_listed = n->n_keys <= KBPF_KEYS_LISTED;
+	im->n_keys = im->keys_listed ? n->n_keys : 0;
+	memcpy(im->keys, n->keys, im->n_keys * sizeof(im->keys[0]));
+}
+
 static void on_exec_note(const struct kbpf_note_exec *x)
 {
 	const struct kbpf_note *n = &x->note;
@@ -912,6 +965,7 @@ static void on_exec_note(const struct kbpf_note_exec *x)
 	char *old_exe = NULL;
 
 	if (old) {
+		take_keys(old, n);
 		end_image(old, false);
 		report_from_map(old);
 		reconcile_events(old);
@@ -1000,6 +1054,7 @@ static void on_exit_note(const struct kbpf_note *n)
 	struct image *im = image_find(n->tgid, n->image);
 	if (!im)
 		return;
+	take_keys(im, n);
 	end_image(im, true);
 	report_kernel_losses(im, n->lost_events, n->lost_calls, n->lost_notes);
 	reconcile_events(im);
@@ -1033,9 +1088,18 @@ int collect_note(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * The `--` child has not exec'd CMD yet. Not when it has ended: its exit
+ * note can be lost (the notes ring was full), and then only the kernel
+ * says that it is gone (a zombie until main reaps it after the loop).
+ */
 bool collect_start_pending(void)
 {
-	return start_child && start_child_status < 0 && !image_find(start_child, 1);
+	if (!start_child || start_child_status >= 0 || image_find(start_child, 1))
+		return false;
+	siginfo_t si = { 0 };
+	return !(waitid(P_PID, (id_t)start_child, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		 si.si_pid == start_child);
 }
 
 void collect_process_notes(void)
@@ -1214,5 +1278,7 @@ void collect_finish(void)
 		events_sync();
 		write_events(UINT64_MAX);
 	}
+	/* entries of images whose notes were lost get their streams now */
+	write_aggregates_of(NULL, false, false, true);
 	images_each(finish_one, NULL);
 }

@@ -24,6 +24,9 @@
  * aggregation key, so a new image never mixes with the old one's counts.
  * The lost_* counters only grow; user space reports their increase.
  */
+#define KBPF_KEYS_LISTED 63
+#define KBPF_KEY(nr, error) ((__u32)(nr) | (__u32)(error) << 16)
+
 struct kbpf_proc {
 	__u32 image;
 	__u32 flags;
@@ -32,6 +35,13 @@ struct kbpf_proc {
 	__u64 lost_notes;	/* fork/exec/exit notifications not delivered */
 	__u64 pending_pipe_readers; /* threads killed inside a pipe read */
 	__u64 pending_pipe_writers; /* ... and inside a pipe write */
+	/* The aggs and errnos entries the image's calls created, so that
+	 * user space reads and deletes them at its end without scanning the
+	 * maps: KBPF_KEY(nr, error) each (error 0: the aggs entry); n_keys
+	 * above KBPF_KEYS_LISTED (more entries, or -t's per-thread keys):
+	 * not all listed, user space scans. Reset at exec. */
+	__u32 n_keys;
+	__u32 keys[KBPF_KEYS_LISTED];
 };
 
 /* Per-CPU aggregation map key; tid is 0 unless per-thread (-t). */
@@ -161,6 +171,8 @@ struct kbpf_note {
 	__u64 lost_events;	/* exit: the tgid's kbpf_proc counters, */
 	__u64 lost_calls;	/* which go with its traced entry */
 	__u64 lost_notes;
+	__u32 n_keys;	/* exit, exec: the old image's, as in kbpf_proc */
+	__u32 keys[KBPF_KEYS_LISTED];
 };
 
 /* KBPF_NOTE_EXEC carries the new image's name and arguments. */

@@ -118,6 +118,11 @@ struct image {
 	unsigned n_done, cap_done;
 	bool ended;
 	bool suspect;		/* missing from the traced map: exit note lost? */
+	/* at its end: the aggs and errnos entries its calls created, from
+	 * its exit or exec note (kbpf_proc.keys); keys_listed false: scan */
+	bool keys_listed;
+	uint32_t n_keys;
+	uint32_t keys[KBPF_KEYS_LISTED];
 	uint64_t seq;		/* records numbered so far (`seq` key) */
 	uint64_t start_ns, clock_monotonic_ns, clock_realtime_ns; /* header */
 	/* Records (and calls in them) given to a connection since its last
