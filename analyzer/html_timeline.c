@@ -17,7 +17,7 @@
 #include "html.h"
 #include "syscalls.h"
 
-#define LANES_MAX 24
+#define LANES_MAX KA_LANES_DRAWN
 #define EVENTS_MAX KA_LANE_LONGEST
 #define WIDTH 1100
 #define LANE_H 18
@@ -116,6 +116,14 @@ static int draw(FILE *out, const struct ka_model *m, struct lane *lanes, size_t 
 		if (ka_html_text_px(label[l]) + 12 > left)
 			left = ka_html_text_px(label[l]) + 12;
 	}
+	size_t let_go = 0;
+	for (size_t l = 0; l < shown_lanes; l++)
+		let_go += lanes[l].l->let_go;
+	if (let_go)
+		fprintf(out, "<p>%zu of these threads are drawn without their calls: "
+			"they were let go when their process had ended below the busiest, "
+			"and more of its calls came later (the same trace read twice?).</p>\n",
+			let_go);
 	unsigned w = left + WIDTH + 20, h = (unsigned)shown_lanes * LANE_H + 40;
 	fprintf(out, "<p>%zu calls of %zu threads over %.3f ms; %zu drawn (the longest), "
 		"in the %zu busiest threads.</p>\n<svg class=\"chart\" id=\"timeline\" "

@@ -2,7 +2,9 @@
 /*
  * Calls by thread in bounded memory: a lane per tid with its totals and
  * a min-heap of its longest calls. Memory is that of at most
- * KA_LANE_LONGEST calls per thread, whatever the trace's length.
+ * KA_LANE_LONGEST calls per thread, whatever the trace's length, and the
+ * model lets go of those of ended threads that cannot be drawn (below the
+ * KA_LANES_DRAWN busiest: the others' time only grows).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -73,6 +75,8 @@ int ka_lanes_add(struct ka_lanes *l, const struct ka_event *e)
 		ln->first_ns = e->start_ns;
 	if (e->start_ns + e->duration_ns > ln->end_ns)
 		ln->end_ns = e->start_ns + e->duration_ns;
+	if (ln->let_go)
+		return 0;
 	if (ln->n_longest < KA_LANE_LONGEST) {
 		if (ka_grow((void **)&ln->longest, &ln->cap_longest, ln->n_longest + 1,
 			    sizeof(*ln->longest)))
@@ -92,4 +96,40 @@ void ka_lanes_free(struct ka_lanes *l)
 		free(l->lane[i].longest);
 	free(l->lane);
 	*l = (struct ka_lanes){ 0 };
+}
+
+uint64_t ka_lanes_nth_busiest(const struct ka_lanes *const *ls, size_t n)
+{
+	/* the KA_LANES_DRAWN largest times so far, ascending */
+	uint64_t top[KA_LANES_DRAWN];
+	size_t have = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < ls[i]->n; k++) {
+			uint64_t t = ls[i]->lane[k].time_ns;
+			size_t j;
+			if (have < KA_LANES_DRAWN) {
+				for (j = have++; j > 0 && top[j - 1] > t; j--)
+					top[j] = top[j - 1];
+			} else if (t > top[0]) {
+				for (j = 0; j + 1 < have && top[j + 1] < t; j++)
+					top[j] = top[j + 1];
+			} else {
+				continue;
+			}
+			top[j] = t;
+		}
+	return have == KA_LANES_DRAWN ? top[0] : 0;
+}
+
+void ka_lanes_let_go(struct ka_lanes *l, uint64_t below)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct ka_lane *ln = &l->lane[i];
+		if (ln->time_ns >= below || ln->let_go)
+			continue;
+		free(ln->longest);
+		ln->longest = NULL;
+		ln->n_longest = ln->cap_longest = 0;
+		ln->let_go = true;
+	}
 }

@@ -16,6 +16,8 @@ struct ka_event;
 
 /* The most calls drawn in the timeline, and so kept per thread. */
 #define KA_LANE_LONGEST 4000
+/* The busiest threads drawn, each a lane. */
+#define KA_LANES_DRAWN 24
 
 struct ka_lane {
 	uint64_t tid, calls, time_ns;
@@ -23,6 +25,10 @@ struct ka_lane {
 	/* the longest calls, a heap with the shortest at [0] */
 	struct ka_event *longest;
 	size_t n_longest, cap_longest;
+	/* its longest calls let go (ka_lanes_let_go): it ended below the
+	 * KA_LANES_DRAWN busiest, so it is never drawn, unless calls came
+	 * after its end (the same trace read twice) */
+	bool let_go;
 };
 
 struct ka_lanes {
@@ -33,5 +39,10 @@ struct ka_lanes {
 /* Counts the call e into its thread's lane; 0 or -ENOMEM. */
 int ka_lanes_add(struct ka_lanes *l, const struct ka_event *e);
 void ka_lanes_free(struct ka_lanes *l);
+/* The KA_LANES_DRAWN-th largest time of the lanes of ls[0, n) (0: fewer). */
+uint64_t ka_lanes_nth_busiest(const struct ka_lanes *const *ls, size_t n);
+/* Frees the longest calls of l's lanes with less time than below: those
+ * of a thread that ended, which can no longer be among the drawn. */
+void ka_lanes_let_go(struct ka_lanes *l, uint64_t below);
 
 #endif

@@ -973,6 +973,7 @@ int main(int argc, char **argv)
 	/* the HTML timeline: per thread, its longest calls */
 	run.model.keep_lanes = cli.html;
 	run.model.lane_nr = cli.filter.nr_set ? cli.filter.nr : NULL;
+	run.model.lanes_let_go = !cli.filter.n_pids;
 	run.model.keep_history = cli.interval_ms || cli.html;
 	if (cli.listen) {
 		struct ka_listen_opts lo = { .address = cli.listen, .save_dir = cli.save,

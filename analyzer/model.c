@@ -834,6 +834,25 @@ static int on_drop(struct ka_model *m, const msgpack_object *map,
 	return 0;
 }
 
+/* Calls into lanes between two passes of lanes_let_go (~14 MB of them). */
+#define LANES_LET_GO_EVERY 262144
+
+/* The longest calls of ended streams' threads below the drawn, freed. */
+static int lanes_let_go(struct ka_model *m)
+{
+	const struct ka_lanes **ls = calloc(m->n_streams ? m->n_streams : 1, sizeof(*ls));
+	if (!ls)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_streams; i++)
+		ls[i] = &m->streams[i].lanes;
+	uint64_t below = ka_lanes_nth_busiest(ls, m->n_streams);
+	free(ls);
+	for (size_t i = 0; below && i < m->n_streams; i++)
+		if (ka_stream_ended(&m->streams[i]))
+			ka_lanes_let_go(&m->streams[i].lanes, below);
+	return 0;
+}
+
 static int on_events(struct ka_model *m, const msgpack_object *map,
 		     struct bad *bad)
 {
@@ -893,6 +912,11 @@ static int on_events(struct ka_model *m, const msgpack_object *map,
 		if (lanes && (!m->lane_nr || (ev->nr < 1024 && m->lane_nr[ev->nr])) &&
 		    (err = ka_lanes_add(&s->lanes, ev)))
 			return err;
+	}
+	if (lanes && m->lanes_let_go &&
+	    (m->lane_calls_since += list->via.array.size) >= LANES_LET_GO_EVERY) {
+		m->lane_calls_since = 0;
+		return lanes_let_go(m);
 	}
 	return 0;
 }

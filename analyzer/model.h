@@ -227,6 +227,11 @@ struct ka_model {
 	 * NULL: all) */
 	bool keep_lanes;
 	const bool *lane_nr;
+	/* let go of the longest calls of ended threads below the drawn
+	 * (lanes.h) every so many calls; false when a filter applied after
+	 * reading (--pid) could remove the busier ones */
+	bool lanes_let_go;
+	uint64_t lane_calls_since;
 	bool keep_history; /* store every aggregate (time series) */
 	struct ka_snapshot *history;
 	size_t n_history, cap_history;
