@@ -8,30 +8,40 @@
 # trace's events (2 M events held in full took 193 MB, against 3 MB for
 # the profile alone; now 5 MB).
 source "$KPROF_ROOT/tests/lib.sh"
-KPROF_EVENTS=1 KPROF_GZIP=0 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/trace \
-	"$BUILD/tests/threads_calls" 4 250000 > /dev/null
-"$KANALYZE" --html=report.html trace
-"$KANALYZE" --timeline=all.json --timeline-max=0 trace 2> /dev/null
-python3 - report.html all.json <<'PY'
-import json, re, sys
+# check_drawn HTML JSON: the report's timeline draws exactly the 4,000
+# longest calls of the 24 busiest threads of every event (JSON, from
+# --timeline without its size limit), and its caption counts them all
+check_drawn() {
+	python3 - "$1" "$2" <<'PY'
+import collections, json, re, sys
 html = open(sys.argv[1]).read()
 tl = html[html.index('id="timeline"'):]
 tl = tl[:tl.index('</svg>')]
 drawn = sorted(float(d) for d in re.findall(r'<title>[a-z0-9_]+: ([0-9.]+) ms at', tl))
-events = [e for e in json.load(open(sys.argv[2]))['traceEvents'] if e['ph'] == 'X']
-durs = sorted((e['dur'] for e in events), reverse=True)
-want = sorted(float('%.3f' % (d / 1000)) for d in durs[:4000])
-if len(drawn) != min(4000, len(events)):
-    sys.exit('FAIL: %d calls drawn, want %d' % (len(drawn), min(4000, len(events))))
+lanes = collections.defaultdict(list)
+for e in json.load(open(sys.argv[2]))['traceEvents']:
+    if e['ph'] == 'X':
+        lanes[(e['pid'], e['tid'])].append(round(e['dur'] * 1000))
+busiest = sorted(lanes.values(), key=sum, reverse=True)[:24]
+durs = sorted((d for l in busiest for d in l), reverse=True)[:4000]
+want = sorted(float('%.3f' % (d / 1e6)) for d in durs)
 if drawn != want:
-    sys.exit('FAIL: the calls drawn are not the longest: %s ... against %s ...'
-             % (drawn[-5:], want[-5:]))
+    sys.exit('FAIL: %d drawn, not the %d longest of the 24 busiest of %d threads: '
+             '%s ... against %s ...' % (len(drawn), len(want), len(lanes), drawn[-3:],
+                                        want[-3:]))
+calls = sum(len(l) for l in lanes.values())
 m = re.search(r'<p>([0-9]+) calls of ([0-9]+) threads', html)
-if not m or int(m.group(1)) != len(events):
-    sys.exit('FAIL: caption %s, want %d calls' % (m and m.group(0), len(events)))
-print('ok: the %d longest of %d calls drawn, longest %.3f ms' % (len(drawn), len(events),
-      drawn[-1]))
+if not m or int(m.group(1)) != calls:
+    sys.exit('FAIL: caption %s, want %d calls' % (m and m.group(0), calls))
+print('ok: the %d longest calls of the 24 busiest of %d threads drawn, of %d calls'
+      % (len(drawn), len(lanes), calls))
 PY
+}
+KPROF_EVENTS=1 KPROF_GZIP=0 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/trace \
+	"$BUILD/tests/threads_calls" 4 250000 > /dev/null
+"$KANALYZE" --html=report.html trace
+"$KANALYZE" --timeline=all.json --timeline-max=0 trace 2> /dev/null
+check_drawn report.html all.json
 # peak memory, in KiB, of kanalyze with ARGS
 peak_kb() {
 	python3 -c 'import resource, subprocess, sys
@@ -63,24 +73,7 @@ for i in $(seq 1 400); do
 done
 "$KANALYZE" --html=many.html many 2> /dev/null
 "$KANALYZE" --timeline=many.json --timeline-max=0 many 2> /dev/null
-python3 - many.html many.json <<'PY'
-import collections, json, re, sys
-html = open(sys.argv[1]).read()
-tl = html[html.index('id="timeline"'):]
-tl = tl[:tl.index('</svg>')]
-drawn = sorted(float(d) for d in re.findall(r'<title>[a-z0-9_]+: ([0-9.]+) ms at', tl))
-lanes = collections.defaultdict(list)
-for e in json.load(open(sys.argv[2]))['traceEvents']:
-    if e['ph'] == 'X':
-        lanes[(e['pid'], e['tid'])].append(round(e['dur'] * 1000))
-busiest = sorted(lanes.values(), key=sum, reverse=True)[:24]
-durs = sorted((d for l in busiest for d in l), reverse=True)[:4000]
-want = sorted(float('%.3f' % (d / 1e6)) for d in durs)
-if drawn != want:
-    sys.exit('FAIL: %d drawn, not the %d longest of the 24 busiest of %d threads'
-             % (len(drawn), len(want), len(lanes)))
-print('ok: the %d longest calls of the 24 busiest of %d threads drawn' % (len(drawn), len(lanes)))
-PY
+check_drawn many.html many.json
 plain=$(peak_kb many)
 html=$(peak_kb --html=many2.html many)
 echo "peak memory, 400 processes: profile $plain KiB, with --html $html KiB"
