@@ -53,15 +53,6 @@ static bool events_due;	/* EVENTS_BUFFERED reached: write at the next poll */
 static struct kbpf_note_exec *queue;
 static size_t n_queued, cap_queued;
 
-struct agg_entry {
-	struct kbpf_agg_key key;
-	struct kbpf_agg_value v;
-};
-struct errno_entry {
-	struct kbpf_errno_key key;
-	uint64_t count;
-};
-
 void collector_init(struct tracer *t, const struct collector_config *c,
 		    pid_t child)
 {
@@ -108,6 +99,52 @@ static struct kp_rec_common common_now(struct image *im, uint64_t time_ns)
 	return c;
 }
 
+/*
+ * Losses by reason over the whole run, said on stderr at its end: a trace
+ * with drop records never ends silently.
+ */
+#define LOSS_REASONS 8
+static struct loss_tally {
+	char reason[128];
+	uint64_t records, events, bytes, images;
+	uint32_t last_tgid, last_image;
+} losses[LOSS_REASONS];
+
+static void write_drop_record(struct image *im, const struct kp_rec_drop *d)
+{
+	kp_rec_drop(&im->sink->w, d);
+	struct loss_tally *t = NULL;
+	for (int i = 0; i < LOSS_REASONS && !t; i++)
+		if (!losses[i].reason[0] || strcmp(losses[i].reason, d->reason) == 0)
+			t = &losses[i];
+	if (!t)
+		t = &losses[LOSS_REASONS - 1]; /* "other losses" */
+	if (!t->reason[0])
+		snprintf(t->reason, sizeof(t->reason), "%s", d->reason);
+	t->records += d->records;
+	t->events += d->events;
+	t->bytes += d->bytes;
+	if (t->images == 0 || t->last_tgid != im->tgid || t->last_image != im->image) {
+		t->images++;
+		t->last_tgid = im->tgid;
+		t->last_image = im->image;
+	}
+}
+
+static void say_losses(void)
+{
+	for (int i = 0; i < LOSS_REASONS && losses[i].reason[0]; i++) {
+		const struct loss_tally *t = &losses[i];
+		fprintf(stderr, TOOL ": the trace is incomplete: lost %llu calls, %llu records",
+			(unsigned long long)t->events, (unsigned long long)t->records);
+		if (t->bytes)
+			fprintf(stderr, " (%llu bytes)", (unsigned long long)t->bytes);
+		fprintf(stderr, " in %llu process image%s: %s%s\n",
+			(unsigned long long)t->images, t->images == 1 ? "" : "s",
+			i == LOSS_REASONS - 1 ? "(and others) " : "", t->reason);
+	}
+}
+
 /* A drop record for whatever the image's file lost since the last one. */
 static void report_sink_loss(struct image *im)
 {
@@ -121,7 +158,7 @@ static void report_sink_loss(struct image *im)
 		.reason = s->lost_reason,
 	};
 	s->lost_records = s->lost_bytes = 0;
-	kp_rec_drop(&s->w, &d);
+	write_drop_record(im, &d);
 }
 
 static void write_header(struct image *im)
@@ -454,168 +491,6 @@ void collect_events_poll(void)
 
 /* ------------------------------------------------------------ aggregates */
 
-static int cmp_agg(const void *a, const void *b)
-{
-	const struct kbpf_agg_key *x = a, *y = b;
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	if (x->image != y->image)
-		return x->image < y->image ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->nr != y->nr)
-		return x->nr < y->nr ? -1 : 1;
-	return 0;
-}
-
-static int cmp_errno(const void *a, const void *b)
-{
-	const struct kbpf_errno_key *x = a, *y = b;
-	int c = cmp_agg(&x->agg, &y->agg);
-	if (c)
-		return c;
-	return x->error < y->error ? -1 : x->error > y->error;
-}
-
-static bool key_selected(const struct kbpf_agg_key *k, const struct image *only)
-{
-	return !only || (k->tgid == only->tgid && k->image == only->image);
-}
-
-/*
- * Reads and sums (over CPUs) the aggregation entries of one image, or of
- * every image. BPF never deletes from these maps, so iterating while it
- * inserts neither skips nor repeats an old key.
- */
-/*
- * The next key of the aggs or errnos map to read for only: from the
- * image's listed keys when its note gave them (*i: the list's cursor;
- * error 0 the aggs entry, otherwise an errnos entry), else by scanning
- * the map (*prev). 0, or -ENOENT after the last.
- */
-static int next_key(int fd, const struct image *only, bool errnos, size_t *i, void **prev,
-		    void *key, size_t key_size)
-{
-	if (only && only->keys_listed) {
-		for (; *i < only->n_keys; (*i)++) {
-			uint32_t nr = only->keys[*i] & 0xffff, error = only->keys[*i] >> 16;
-			if ((error != 0) != errnos)
-				continue;
-			struct kbpf_errno_key k = {
-				.agg = { .tgid = only->tgid, .tid = 0, .image = only->image,
-					 .nr = nr },
-				.error = error,
-			};
-			memcpy(key, &k, key_size);
-			(*i)++;
-			return 0;
-		}
-		return -ENOENT;
-	}
-	char next[sizeof(struct kbpf_errno_key)];
-	if (bpf_map_get_next_key(fd, *prev, next))
-		return -ENOENT;
-	memcpy(key, next, key_size);
-	*prev = key;
-	return 0;
-}
-
-static int read_aggs(const struct image *only, struct agg_entry **out, size_t *n_out)
-{
-	struct kbpf_agg_value *percpu = calloc(ncpus, sizeof(*percpu));
-	struct agg_entry *v = NULL;
-	size_t n = 0, cap = 0, i = 0;
-	struct kbpf_agg_key key;
-	void *prev = NULL;
-	int err = 0;
-
-	if (!percpu)
-		return -ENOMEM;
-	while (next_key(tr->aggs_fd, only, false, &i, &prev, &key, sizeof(key)) == 0) {
-		if (!key_selected(&key, only))
-			continue;
-		if (bpf_map_lookup_elem(tr->aggs_fd, &key, percpu))
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			struct agg_entry *nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				err = -ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		struct agg_entry *e = &v[n++];
-		memset(e, 0, sizeof(*e));
-		e->key = key;
-		for (int cpu = 0; cpu < ncpus; cpu++) {
-			const struct kbpf_agg_value *c = &percpu[cpu];
-			if (!c->count)
-				continue;
-			if (!e->v.count || c->min_ns < e->v.min_ns)
-				e->v.min_ns = c->min_ns;
-			if (c->max_ns > e->v.max_ns)
-				e->v.max_ns = c->max_ns;
-			e->v.count += c->count;
-			e->v.time_ns += c->time_ns;
-			e->v.off_cpu_ns += c->off_cpu_ns;
-			e->v.retries += c->retries;
-			e->v.errors += c->errors;
-			for (int b = 0; b < KBPF_HIST_BUCKETS; b++)
-				e->v.hist[b] += c->hist[b];
-			for (int k = 0; k < KP_KINDS; k++)
-				for (int i = 0; i < 4; i++)
-					e->v.kinds[k][i] += c->kinds[k][i];
-		}
-	}
-	free(percpu);
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_agg);
-	*out = v;
-	*n_out = n;
-	return err;
-}
-
-static int read_errnos(const struct image *only, struct errno_entry **out,
-		       size_t *n_out)
-{
-	uint64_t *percpu = calloc(ncpus, sizeof(*percpu));
-	struct errno_entry *v = NULL;
-	size_t n = 0, cap = 0, i = 0;
-	struct kbpf_errno_key key;
-	void *prev = NULL;
-	int err = 0;
-
-	if (!percpu)
-		return -ENOMEM;
-	while (next_key(tr->errnos_fd, only, true, &i, &prev, &key, sizeof(key)) == 0) {
-		if (!key_selected(&key.agg, only))
-			continue;
-		if (bpf_map_lookup_elem(tr->errnos_fd, &key, percpu))
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			struct errno_entry *nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				err = -ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		v[n].key = key;
-		v[n].count = 0;
-		for (int cpu = 0; cpu < ncpus; cpu++)
-			v[n].count += percpu[cpu];
-		n++;
-	}
-	free(percpu);
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_errno);
-	*out = v;
-	*n_out = n;
-	return err;
-}
-
 static bool tid_in(const uint32_t *set, unsigned n, uint32_t tid)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -670,9 +545,9 @@ static void write_group(struct image *im, const struct agg_entry *a, size_t i,
 		uint32_t err_value[64];
 		uint64_t err_count[64];
 		unsigned n_err = 0;
-		while (*e < n_ev && cmp_agg(&ev[*e].key.agg, &a[k].key) < 0)
+		while (*e < n_ev && aggs_cmp_key(&ev[*e].key.agg, &a[k].key) < 0)
 			(*e)++;
-		while (*e < n_ev && cmp_agg(&ev[*e].key.agg, &a[k].key) == 0) {
+		while (*e < n_ev && aggs_cmp_key(&ev[*e].key.agg, &a[k].key) == 0) {
 			if (n_err < 64) {
 				err_value[n_err] = ev[*e].key.error;
 				err_count[n_err] = ev[*e].count;
@@ -697,10 +572,10 @@ static void write_group(struct image *im, const struct agg_entry *a, size_t i,
 			.off_cpu_ns = a[k].v.off_cpu_ns,
 		};
 		if (cfg.stacks) {
-			while (sd->s < sd->n_st && cmp_agg(&sd->st[sd->s].key.agg, &a[k].key) < 0)
+			while (sd->s < sd->n_st && aggs_cmp_key(&sd->st[sd->s].key.agg, &a[k].key) < 0)
 				sd->s++;
 			size_t first = sd->s;
-			while (sd->s < sd->n_st && cmp_agg(&sd->st[sd->s].key.agg, &a[k].key) == 0)
+			while (sd->s < sd->n_st && aggs_cmp_key(&sd->st[sd->s].key.agg, &a[k].key) == 0)
 				sd->s++;
 			bool unknown = false;
 			s.n_stacks = stacks_build(im->tgid, sd->st + first, sd->s - first,
@@ -762,7 +637,7 @@ static void write_aggregates_of(struct image *only, bool final, bool exited, boo
 	bool wrote_only = false;
 	const struct image *last_maps = NULL;
 
-	if (read_aggs(only, &a, &n_a) || read_errnos(only, &ev, &n_ev) ||
+	if (aggs_read(tr, ncpus, only, &a, &n_a) || errnos_read(tr, ncpus, only, &ev, &n_ev) ||
 	    (cfg.stacks && stacks_read(only ? only->tgid : 0, only ? only->image : 0,
 				       &st, &n_st)))
 		fprintf(stderr, TOOL ": out of memory reading the aggregates\n");
@@ -798,10 +673,7 @@ static void write_aggregates_of(struct image *only, bool final, bool exited, boo
 		only->calls_final = 0;
 		for (size_t i = 0; i < n_a; i++)
 			only->calls_final += a[i].v.count;
-		for (size_t i = 0; i < n_a; i++)
-			bpf_map_delete_elem(tr->aggs_fd, &a[i].key);
-		for (size_t i = 0; i < n_ev; i++)
-			bpf_map_delete_elem(tr->errnos_fd, &ev[i].key);
+		aggs_delete(tr, a, n_a, ev, n_ev);
 		if (cfg.stacks)
 			stacks_delete(st, n_st);
 	}
@@ -826,7 +698,7 @@ static void write_drop(struct image *im, uint64_t records, uint64_t events,
 		.events = events,
 		.reason = reason,
 	};
-	kp_rec_drop(&im->sink->w, &d);
+	write_drop_record(im, &d);
 	info(1, "pid %u: lost %llu records, %llu calls: %s\n", im->tgid,
 	     (unsigned long long)records, (unsigned long long)events, reason);
 }
@@ -843,7 +715,7 @@ static void report_kernel_losses(struct image *im, uint64_t lost_events,
 	}
 	if (lost_calls > im->lost_calls)
 		write_drop(im, 0, lost_calls - im->lost_calls,
-			   "aggregation map full: calls not counted");
+			   "aggregation maps full: calls not counted");
 	if (lost_notes > im->lost_notes)
 		write_drop(im, lost_notes - im->lost_notes, 0,
 			   "notification ring buffer full");
@@ -1165,7 +1037,7 @@ static void rehome(struct image *im, void *ctx)
 			.events = events,
 			.reason = lost_reason,
 		};
-		kp_rec_drop(&im->sink->w, &d);
+		write_drop_record(im, &d);
 	}
 	sink_flush(im->sink);
 	info(1, "pid %u: stream %016llx goes on in a file (%llu records lost)\n",
@@ -1281,4 +1153,5 @@ void collect_finish(void)
 	/* entries of images whose notes were lost get their streams now */
 	write_aggregates_of(NULL, false, false, true);
 	images_each(finish_one, NULL);
+	say_losses();
 }

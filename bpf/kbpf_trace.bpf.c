@@ -123,10 +123,33 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 4096);
 	__type(key, struct kbpf_errno_key);
 	__type(value, __u64);
 } errnos SEC(".maps");
+
+/*
+ * Where a call goes when its aggs or errnos entry cannot be made: the
+ * per-CPU maps allocate at the first call of each (image, syscall), and
+ * in a burst of new images (a loop of execs) the kernel's atomic per-CPU
+ * reserve runs dry: -ENOMEM, 11-73 calls of 150,000 lost in 2,000 execs
+ * on a 2-vCPU guest. These are preallocated (never -ENOMEM), shared by
+ * the CPUs (atomic adds), and user space adds them to the same keys.
+ * Their keys are listed with KBPF_KEY_SPILL. Sizes: loader.c (--map-entries).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct kbpf_agg_key);
+	__type(value, struct kbpf_agg_value);
+} aggs_spill SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct kbpf_errno_key);
+	__type(value, __u64);
+} errnos_spill SEC(".maps");
 
 /* --stacks (user space shrinks them to one entry otherwise) */
 struct {
@@ -488,7 +511,8 @@ static __always_inline void lost_call(__u32 tgid)
  * The call created the entry KBPF_KEY(nr, error) of the tgid's image: one
  * more in kbpf_proc's list (a slot per entry: created once, NOEXIST).
  */
-static __always_inline void key_created(__u32 tgid, __u32 image, __u32 nr, __u32 error)
+static __always_inline void key_created(__u32 tgid, __u32 image, __u32 nr, __u32 error,
+					__u32 spill)
 {
 	struct kbpf_proc *p = bpf_map_lookup_elem(&traced, &tgid);
 	if (!p)
@@ -500,7 +524,93 @@ static __always_inline void key_created(__u32 tgid, __u32 image, __u32 nr, __u32
 		return;
 	}
 	if (slot < KBPF_KEYS_LISTED)
-		p->keys[slot] = KBPF_KEY(nr, error);
+		p->keys[slot] = KBPF_KEY(nr, error) | spill;
+}
+
+/* n more in *p: a plain add in a per-CPU value, atomic in a shared one */
+static __always_inline void add_u64(__u64 *p, __u64 n, bool shared)
+{
+	if (shared)
+		__sync_fetch_and_add(p, n);
+	else
+		*p += n;
+}
+
+/* *p = min(*p, n) (0: none yet), or max: a few tries against other CPUs */
+static __always_inline void bound_u64(__u64 *p, __u64 n, bool is_min, bool shared)
+{
+	for (int i = 0; i < 8; i++) {
+		__u64 old = *p;
+		if (is_min ? old != 0 && old <= n : old >= n)
+			return;
+		if (!shared) {
+			*p = n;
+			return;
+		}
+		if (__sync_val_compare_and_swap(p, old, n) == old)
+			return;
+	}
+}
+
+/*
+ * The aggs entry of key, made at its first call: in the per-CPU map, else
+ * (no memory) in the shared spill map (*shared), else NULL.
+ */
+static __always_inline struct kbpf_agg_value *agg_entry(const struct kbpf_agg_key *key,
+							bool *shared)
+{
+	*shared = false;
+	struct kbpf_agg_value *v = bpf_map_lookup_elem(&aggs, key);
+	if (v)
+		return v;
+	if (bpf_map_update_elem(&aggs, key, &zero_value, BPF_NOEXIST) == 0)
+		key_created(key->tgid, key->image, key->nr, 0, 0);
+	v = bpf_map_lookup_elem(&aggs, key);
+	if (v)
+		return v;
+	*shared = true;
+	v = bpf_map_lookup_elem(&aggs_spill, key);
+	if (v)
+		return v;
+	if (bpf_map_update_elem(&aggs_spill, key, &zero_value, BPF_NOEXIST) == 0)
+		key_created(key->tgid, key->image, key->nr, 0, KBPF_KEY_SPILL);
+	return bpf_map_lookup_elem(&aggs_spill, key);
+}
+
+/* One more failed call with error in the errnos entry: false if none. */
+static __always_inline bool errno_add(const struct kbpf_errno_key *ekey)
+{
+	__u64 one = 1;
+	__u64 *n = bpf_map_lookup_elem(&errnos, ekey);
+	if (n) {
+		(*n)++;
+		return true;
+	}
+	if (bpf_map_update_elem(&errnos, ekey, &one, BPF_NOEXIST) == 0) {
+		key_created(ekey->agg.tgid, ekey->agg.image, ekey->agg.nr, ekey->error, 0);
+		return true;
+	}
+	n = bpf_map_lookup_elem(&errnos, ekey);
+	if (n) { /* made by another CPU meanwhile */
+		(*n)++;
+		return true;
+	}
+	n = bpf_map_lookup_elem(&errnos_spill, ekey);
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return true;
+	}
+	if (bpf_map_update_elem(&errnos_spill, ekey, &one, BPF_NOEXIST) == 0) {
+		key_created(ekey->agg.tgid, ekey->agg.image, ekey->agg.nr, ekey->error,
+			    KBPF_KEY_SPILL);
+		return true;
+	}
+	n = bpf_map_lookup_elem(&errnos_spill, ekey);
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return true;
+	}
+	return false;
 }
 
 static __always_inline void account(void *ctx, struct pt_regs *regs,
@@ -516,28 +626,22 @@ static __always_inline void account(void *ctx, struct pt_regs *regs,
 		.image = image,
 		.nr = nr,
 	};
-	struct kbpf_agg_value *v = bpf_map_lookup_elem(&aggs, &key);
+	bool shared;
+	struct kbpf_agg_value *v = agg_entry(&key, &shared);
 	if (!v) {
-		if (bpf_map_update_elem(&aggs, &key, &zero_value, BPF_NOEXIST) == 0)
-			key_created(tgid, image, nr, 0);
-		v = bpf_map_lookup_elem(&aggs, &key);
-		if (!v) {
-			lost_call(tgid);
-			return;
-		}
+		lost_call(tgid);
+		return;
 	}
-	/* Per-CPU value: no other writer, plain updates suffice. */
-	v->count++;
-	v->time_ns += duration_ns;
-	v->off_cpu_ns += f->off_ns < duration_ns ? f->off_ns : duration_ns;
-	if (v->min_ns == 0 || duration_ns < v->min_ns)
-		v->min_ns = duration_ns;
-	if (duration_ns > v->max_ns)
-		v->max_ns = duration_ns;
+	/* A per-CPU value has no other writer: plain updates suffice. */
+	add_u64(&v->count, 1, shared);
+	add_u64(&v->time_ns, duration_ns, shared);
+	add_u64(&v->off_cpu_ns, f->off_ns < duration_ns ? f->off_ns : duration_ns, shared);
+	bound_u64(&v->min_ns, duration_ns, true, shared);
+	bound_u64(&v->max_ns, duration_ns, false, shared);
 	unsigned bucket = kp_hist_bucket(duration_ns);
 	if (bucket >= KBPF_HIST_BUCKETS)
 		bucket = KBPF_HIST_BUCKETS - 1;
-	v->hist[bucket]++;
+	add_u64(&v->hist[bucket], 1, shared);
 	bool failed = ret < 0 && ret >= -MAX_ERRNO;
 	bool retry = ret == -EAGAIN &&
 		     (cfg_would_block[(nr >> 6) & (KBPF_SYSCALL_MAX / 64 - 1)] &
@@ -545,28 +649,17 @@ static __always_inline void account(void *ctx, struct pt_regs *regs,
 	__u32 kind = f->kind;
 	if (kind >= KP_KIND_FILE && kind <= KP_KINDS) {
 		__u64 *k = v->kinds[kind - 1];
-		k[0]++;
-		k[1] += duration_ns;
+		add_u64(&k[0], 1, shared);
+		add_u64(&k[1], duration_ns, shared);
 		if (failed)
-			k[retry ? 2 : 3]++;
+			add_u64(&k[retry ? 2 : 3], 1, shared);
 	}
 
 	if (failed) {
-		if (retry)
-			v->retries++;
-		else
-			v->errors++;
+		add_u64(retry ? &v->retries : &v->errors, 1, shared);
 		struct kbpf_errno_key ekey = { .agg = key, .error = -ret };
-		__u64 *n = bpf_map_lookup_elem(&errnos, &ekey);
-		if (n) {
-			(*n)++;
-		} else {
-			__u64 one = 1;
-			if (bpf_map_update_elem(&errnos, &ekey, &one, BPF_NOEXIST))
-				lost_call(tgid);
-			else
-				key_created(tgid, image, nr, ekey.error);
-		}
+		if (!errno_add(&ekey))
+			lost_call(tgid);
 	}
 
 	if (cfg_stacks)

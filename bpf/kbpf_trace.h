@@ -26,18 +26,21 @@
  */
 #define KBPF_KEYS_LISTED 63
 #define KBPF_KEY(nr, error) ((__u32)(nr) | (__u32)(error) << 16)
+/* ... of the shared spill map (aggs_spill, errnos_spill), not the per-CPU one */
+#define KBPF_KEY_SPILL (1u << 31)
 
 struct kbpf_proc {
 	__u32 image;
 	__u32 flags;
 	__u64 lost_events;	/* --events: ring buffer full */
-	__u64 lost_calls;	/* aggregation map full, task storage refused */
+	__u64 lost_calls;	/* aggregation maps full, task storage refused */
 	__u64 lost_notes;	/* fork/exec/exit notifications not delivered */
 	__u64 pending_pipe_readers; /* threads killed inside a pipe read */
 	__u64 pending_pipe_writers; /* ... and inside a pipe write */
 	/* The aggs and errnos entries the image's calls created, so that
 	 * user space reads and deletes them at its end without scanning the
-	 * maps: KBPF_KEY(nr, error) each (error 0: the aggs entry); n_keys
+	 * maps: KBPF_KEY(nr, error) each (error 0: the aggs entry), with
+	 * KBPF_KEY_SPILL for an entry of the spill maps; n_keys
 	 * above KBPF_KEYS_LISTED (more entries, or -t's per-thread keys):
 	 * not all listed, user space scans. Reset at exec. */
 	__u32 n_keys;

@@ -90,6 +90,12 @@ static int try_start(struct tracer *t, const struct options *o, bool tp_btf,
 	t->skel->rodata->cfg_stacks = o->stacks;
 	t->skel->rodata->cfg_n_comms = o->n_comms;
 	memcpy((void *)t->skel->rodata->cfg_comms, o->comms, sizeof(o->comms));
+	uint32_t spill = o->map_entries / 64 > 4 ? o->map_entries / 64 : 4;
+	bpf_map__set_max_entries(t->skel->maps.aggs, o->map_entries);
+	bpf_map__set_max_entries(t->skel->maps.errnos,
+				 o->map_entries / 16 > 1 ? o->map_entries / 16 : 1);
+	bpf_map__set_max_entries(t->skel->maps.aggs_spill, spill);
+	bpf_map__set_max_entries(t->skel->maps.errnos_spill, spill);
 	if (!o->stacks) {
 		bpf_map__set_max_entries(t->skel->maps.stack_traces, 1);
 		bpf_map__set_max_entries(t->skel->maps.stack_aggs, 1);
@@ -141,7 +147,7 @@ int tracer_start(struct tracer *t, const struct options *o)
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	t->traced_fd = t->aggs_fd = t->errnos_fd = -1;
+	t->traced_fd = t->aggs_fd = t->errnos_fd = t->aggs_spill_fd = t->errnos_spill_fd = -1;
 	t->stack_traces_fd = t->stack_aggs_fd = t->stack_samples_fd = t->ret_slots_fd = -1;
 	t->flush_fd = -1;
 	libbpf_set_print(libbpf_print);
@@ -182,6 +188,8 @@ int tracer_start(struct tracer *t, const struct options *o)
 	t->traced_fd = bpf_map__fd(t->skel->maps.traced);
 	t->aggs_fd = bpf_map__fd(t->skel->maps.aggs);
 	t->errnos_fd = bpf_map__fd(t->skel->maps.errnos);
+	t->aggs_spill_fd = bpf_map__fd(t->skel->maps.aggs_spill);
+	t->errnos_spill_fd = bpf_map__fd(t->skel->maps.errnos_spill);
 	t->stack_traces_fd = bpf_map__fd(t->skel->maps.stack_traces);
 	t->stack_aggs_fd = bpf_map__fd(t->skel->maps.stack_aggs);
 	t->stack_samples_fd = bpf_map__fd(t->skel->maps.stack_samples);

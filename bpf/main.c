@@ -70,6 +70,11 @@ static const char usage_text[] =
 "                           the user stack adds ~10 us per call on the machine\n"
 "                           this was measured on (see README)\n"
 "      --events-buffer=KB   size of the kernel event ring buffer (default 8192)\n"
+"      --map-entries=N      entries of the aggregation map (default 65536): one\n"
+"                           per process image and syscall (and thread, -t);\n"
+"                           the errno map holds N/16, and calls whose entry\n"
+"                           cannot be made go to spill maps of N/64 (at\n"
+"                           least 4), beyond which they are lost and said\n"
 "  -o, --output=PATH        a directory (one file per process image, named\n"
 "                           EXE.PID.N.msgpack) or, for a PATH ending in\n"
 "                           .msgpack or an existing file, one file holding\n"
@@ -290,7 +295,7 @@ static int parse_comms(struct options *o, const char *arg)
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(struct options *o, int argc, char **argv)
 {
-	enum { OPT_RAW_TP = 256, OPT_EVENTS_BUFFER, OPT_COMM, OPT_METRICS };
+	enum { OPT_RAW_TP = 256, OPT_EVENTS_BUFFER, OPT_MAP_ENTRIES, OPT_COMM, OPT_METRICS };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "follow", no_argument, NULL, 'f' },
@@ -298,6 +303,7 @@ static int parse_options(struct options *o, int argc, char **argv)
 		{ "events", no_argument, NULL, 'e' },
 		{ "stacks", no_argument, NULL, 's' },
 		{ "events-buffer", required_argument, NULL, OPT_EVENTS_BUFFER },
+		{ "map-entries", required_argument, NULL, OPT_MAP_ENTRIES },
 		{ "output", required_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -314,6 +320,7 @@ static int parse_options(struct options *o, int argc, char **argv)
 
 	o->interval_ms = 1000;
 	o->events_buffer_kb = 8192;
+	o->map_entries = 65536;
 	o->out_path = "kprof-trace";
 	while ((c = getopt_long(argc, argv, "+p:fteso:i:d:vhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -337,6 +344,11 @@ static int parse_options(struct options *o, int argc, char **argv)
 			if (parse_uint(optarg, 1u << 20, &v) || v < 4)
 				return usage_error("invalid --events-buffer '%s' (KB, 4 or more)", optarg);
 			o->events_buffer_kb = (unsigned)v;
+			break;
+		case OPT_MAP_ENTRIES:
+			if (parse_uint(optarg, 1u << 24, &v) || v < 1)
+				return usage_error("invalid --map-entries '%s' (1 to 16777216)", optarg);
+			o->map_entries = (unsigned)v;
 			break;
 		case 'o':
 			if (!*optarg || strcmp(optarg, "unix:") == 0)

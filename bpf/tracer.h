@@ -35,6 +35,7 @@ struct options {
 	unsigned interval_ms;
 	double duration_s;	/* 0: until the processes are gone or a signal */
 	unsigned events_buffer_kb;
+	unsigned map_entries;	/* aggs; errnos a sixteenth, spills 1/64 */
 	const char *out_path;
 	/* --comm: trace every process of these names, until a signal */
 	char comms[KBPF_COMMS_MAX][KBPF_COMM_LEN];
@@ -49,7 +50,7 @@ struct tracer {
 	struct ring_buffer *rings;	/* notes */
 	struct ring_buffer *event_ring;	/* --events */
 	int flush_fd;			/* flush_events, --events */
-	int traced_fd, aggs_fd, errnos_fd;
+	int traced_fd, aggs_fd, errnos_fd, aggs_spill_fd, errnos_spill_fd;
 	int stack_traces_fd, stack_aggs_fd, stack_samples_fd, ret_slots_fd;
 	bool tp_btf;		/* which program set is attached */
 };
@@ -61,6 +62,31 @@ int tracer_flush_events(struct tracer *t);
 /* Adds a tgid to the traced map (flags: KBPF_PROC_*). */
 int tracer_add_pid(struct tracer *t, pid_t pid, uint32_t image, uint32_t flags);
 void tracer_remove_pid(struct tracer *t, pid_t pid);
+
+/* ---- aggs.c ---- */
+/* One aggregation key's counters, summed over the CPUs and the maps. */
+struct agg_entry {
+	struct kbpf_agg_key key;
+	struct kbpf_agg_value v;
+	bool in_map, in_spill;	/* found in the per-CPU map, the spill map */
+};
+struct errno_entry {
+	struct kbpf_errno_key key;
+	uint64_t count;
+	bool in_map, in_spill;
+};
+struct image;
+/* The entries of image only (its listed keys, else a scan), or of every
+ * image (only NULL), sorted by key: 0 or -ENOMEM (what was read is kept). */
+int aggs_read(const struct tracer *t, int ncpus, const struct image *only,
+	      struct agg_entry **out, size_t *n_out);
+int errnos_read(const struct tracer *t, int ncpus, const struct image *only,
+		struct errno_entry **out, size_t *n_out);
+/* Deletes the entries read, from the maps they were in. */
+void aggs_delete(const struct tracer *t, const struct agg_entry *a, size_t n_a,
+		 const struct errno_entry *ev, size_t n_ev);
+/* Orders struct kbpf_agg_key: tgid, image, tid, nr. */
+int aggs_cmp_key(const void *a, const void *b);
 
 /* ---- output.c ---- */
 struct sink {

@@ -5,7 +5,7 @@
 . "$KPROF_ROOT/tests/bpf_lib.sh"
 need_bpf
 prog=$BUILD/tests/static_getppid
-"$KBPF" --events --events-buffer=16 -o small -- "$prog" 500000 >/dev/null
+"$KBPF" --events --events-buffer=16 -o small -- "$prog" 500000 >/dev/null 2>small.err
 json=$(profile_json small)
 count=$(jq '.total.count' <<<"$json")
 events=$(jq '[.processes[].events] | add' <<<"$json")
@@ -16,6 +16,11 @@ expect_eq "getppid" 500000 "$(syscall_field "$json" getppid count)"
 expect_eq "events + dropped" "$count" $((events + dropped))
 jq -e '.drops.reasons | index("ring buffer full")' <<<"$json" >/dev/null ||
 	fail "drop reason missing"
+# and said on stderr at the end, with the same figures
+cat small.err
+expect_eq "drops said on stderr" \
+	"kbpf-trace: the trace is incomplete: lost $dropped calls, 0 records in 1 process image: ring buffer full" \
+	"$(grep incomplete small.err)"
 echo "ok: drops reported"
 
 # with the default buffer: every call of a storm arrives or is accounted
