@@ -248,7 +248,7 @@ const char *kp_rw_sites_handoff(void)
 	return cache_handoff[0] ? cache_handoff : NULL;
 }
 
-#define CACHE_MAGIC "KPRFSIT3" /* bumped when the analysis changes */
+#define CACHE_MAGIC "KPRFSIT4" /* bumped when the analysis changes */
 
 struct cache_head {
 	char magic[8];
@@ -725,7 +725,7 @@ int kp_rw_plan_region(uint64_t start, uint64_t end, uint64_t offset,
 	char key[96 + 8];
 	file_key(&f, &st, key, 96);
 	kp_raw(SYS_close, f.fd);
-	strcat(key, ".plan5"); /* bumped when the planner changes */
+	strcat(key, ".plan6"); /* bumped when the planner changes */
 	struct kp_rw_list recs = { 0 };
 	uint64_t without = 0;
 	int err = 0;
