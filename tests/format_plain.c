@@ -63,7 +63,8 @@ static struct rtype types[] = {
 		    { "bytes", 'u', true }, { "reason", 's', true } } },
 	{ "maps", { COMMON, { "maps", 'P', true } } },
 	{ "own", { COMMON, { "syscalls", 'O', true }, { "startup_ns", 'u', false },
-		   { "startup", 'O', false } } },
+		   { "startup", 'O', false }, { "dispatch_calls", 'u', false },
+		   { "dispatch_sites", 'O', false } } },
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 static bool seen[NTYPES];
