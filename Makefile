@@ -2,6 +2,7 @@
 # kprof — one Makefile for every tool. Output goes under build/ only.
 #   make            build the tools
 #   make test       install test prerequisites (as root), build, run tests
+#   make check      build, run the quick tier (no root, no installs)
 #   make demo       install prerequisites, build, profile a real Node process
 #   make install PREFIX=/usr/local
 #   make V=1        show full commands; SAN=1 builds with ASan+UBSan
@@ -86,7 +87,7 @@ ifneq ($(BPF_SRC),)
 TOOLS += $(BUILD)/kbpf-trace
 endif
 
-.PHONY: all test demo deps test-deps install clean
+.PHONY: all test check demo deps test-deps install clean
 all: $(TOOLS) $(PROGRAMS) $(TESTS)
 
 $(BUILD)/gen/syscalls_%.c: scripts/gen-syscalls.sh
@@ -232,9 +233,16 @@ deps:
 test-deps:
 	$(Q)scripts/install-deps.sh test
 
+# make test: every test, as many at once as there are CPUs (those that
+# measure time alone, after them); make check: the tier that needs no
+# root and no package beyond the build's, jq and strace, and installs none.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)BUILD=$(abspath $(BUILD)) tests/run.sh
+	$(Q)BUILD=$(abspath $(BUILD)) tests/run.sh -j$(NPROC)
+check: all
+	$(Q)scripts/install-deps.sh --verify check
+	$(Q)BUILD=$(abspath $(BUILD)) tests/run.sh -j$(NPROC) --tier=check
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

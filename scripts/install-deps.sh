@@ -1,10 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Install the Debian packages kprof needs, only those missing.
-# Usage: install-deps.sh demo|test
-# As root it runs apt-get; otherwise it prints the command and fails.
+# Usage: install-deps.sh [--verify] check|demo|test
+# As root it runs apt-get; otherwise, or with --verify, it prints the
+# command and fails.
 set -eu
+verify=
+if [ "${1:-}" = --verify ]; then
+	verify=1
+	shift
+fi
 build="gcc make libc6-dev linux-libc-dev libmsgpack-dev zlib1g-dev libjansson-dev clang llvm libbpf-dev bpftool libelf-dev libcapstone-dev libssl-dev libiberty-dev"
+# make check: the build's, and what its tests read traces and count with
+check="$build jq strace"
 demo="$build nodejs"
 # The application suites (erlang-ring, mariadb-*, wordpress, kernel-build)
 # run real Debian programs; make test runs them.
@@ -21,9 +29,10 @@ fleet="prometheus"
 allocators="libjemalloc2"
 test="$demo jq bc strace linux-perf bpftrace golang-go chromium gdb valgrind libclang-rt-14-dev $apps $torture $allocators $fleet"
 case ${1:-demo} in
+check) want=$check ;;
 demo) want=$demo ;;
 test) want=$test ;;
-*) echo "install-deps.sh: unknown set '$1' (demo, test)" >&2; exit 1 ;;
+*) echo "install-deps.sh: unknown set '$1' (check, demo, test)" >&2; exit 1 ;;
 esac
 missing=
 for p in $want; do
@@ -31,7 +40,7 @@ for p in $want; do
 	[ "$st" = installed ] || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
-if [ "$(id -u)" -ne 0 ]; then
+if [ -n "$verify" ] || [ "$(id -u)" -ne 0 ]; then
 	echo "kprof: missing Debian packages:$missing" >&2
 	echo "kprof: install them with: sudo apt-get install$missing" >&2
 	exit 1

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# tier: check
 # kanalyze --diff of two runs of one program, the second doing twice the
 # writes: exactly the write row is flagged worse, for more calls (table,
 # markdown and JSON). Rows may be marked "better" by timing noise; that is

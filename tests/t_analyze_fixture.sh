@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# tier: check
 # kanalyze on the known trace of tests/gen_trace.c: exact counts in every
 # output format, last aggregate wins, sort orders, --by, gzip, directories,
 # exit statuses. The fixture's numbers (see gen_trace.c):

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # Lossless by construction: a record removed from a real trace is named by
 # its number, the profile's counts stay exact when a superseded aggregate
 # is lost, and --strict turns any hole into exit status 3.

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# tier: check
 # kanalyze --html: one self-contained file (no network) that headless
 # Chromium opens with no console errors, showing its charts: time by
 # syscall, the time series (with its legend), the per-thread view, time by

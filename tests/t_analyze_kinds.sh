@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# tier: check
 # kanalyze --by=kind and --blocking on the known trace of gen_trace --kinds:
 # process a's read and write entries carry `kinds` (its first thread's
 # read leaves 5 calls out of them), process b's entries carry none, and b

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# serial: a fixed port
 # kanalyze --listen --metrics: the merged profile of a fleet's producers
 # as a Prometheus target, collected by Debian's own prometheus server
 # started here on 127.0.0.1. After a known workload (1000 getppid under

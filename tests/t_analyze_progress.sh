@@ -1,5 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# serial: a progress line due after a second of reading
+# tier: check
 # kanalyze on a terminal says how far reading got, a second in, on one
 # stderr line rewritten in place and cleared at the end; never when stderr
 # is not a terminal, and never within the first second.

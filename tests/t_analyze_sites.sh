@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# tier: check
 # kanalyze --sites names the program's own functions that called read()
 # and write() (the shim records the return address of the libc function,
 # kanalyze resolves it with the trace's `maps` record and libelf);

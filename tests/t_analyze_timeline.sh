@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# tier: check
 # kanalyze --timeline: valid JSON in Chrome trace event format, one
 # complete ("X") slice per event record entry, on one track per thread.
 source "$KPROF_ROOT/tests/lib.sh"

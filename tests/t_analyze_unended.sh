@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# tier: check
 # What kanalyze concludes from a trace that stops early. Every stream
 # that does not end with its exit record (or an exec) is named once on
 # stderr with the input and byte after which nothing of it arrived; an

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # Every entry point that parses input rejects bad input with a message
 # naming the tool and a non-zero status, never a signal or a sanitizer
 # report: kanalyze on damaged, foreign and missing traces and bad flags

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# serial: traces every process of a name, with a fixed port
 # kbpf-trace --comm: an exporter's daemon mode, tracing every process of a
 # name for as long as it runs. A process of that name already running is
 # attached; each one exec'd later (by us, by a shell's child) is traced

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# tier: check
 # docs/FORMAT.md describes every record: tests/format_plain.c decodes
 # traces with plain msgpack-c and zlib (no kprof code) and fails on any
 # undocumented record type or key, or a value of another type than

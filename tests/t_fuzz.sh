@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# slow: a minute or more
 # The reader under libFuzzer (ASan + UBSan): first every input kept in
 # tests/fuzz/regressions/TARGET/ (crashes found before) runs once and must
 # pass, then each target fuzzes for KPROF_FUZZ_SECONDS (default 60) from a

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # No heap allocation on the shim's hot path: tests/malloc_count defines the
 # allocator itself (the executable comes first in symbol lookup), counts
 # allocations per thread while it makes 4N hooked calls on an attached

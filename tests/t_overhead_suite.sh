@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# serial: measures the profilers' overhead
 # krunner --suite=overhead, smoke run: tiny iteration counts, one round.
 # Every metric is present once, finite and >= 0, with unit and direction,
 # and the markdown table is written. Values are not checked: performance

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# slow: a minute or more
 # KPROF_HOOK=patch (no privilege needed; what KPROF_HOOK=auto runs where
 # the lowest page cannot be mapped): the rewrite-mode tests run again in
 # it (KPROF_TEST_HOOK=patch): threads made with clone, exact coverage

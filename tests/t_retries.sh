@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # Retries are would-block EAGAINs only (kp_syscall_would_block in
 # common/syscalls.c). tests/retries_mix.c plays futex ping-pong between two
 # threads and makes 200 FUTEX_WAITs with a stale value (EAGAIN: the word

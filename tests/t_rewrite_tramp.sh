@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # The trampolines of the unprivileged mode run: tests/tramp_exec.c patches
 # four functions of known bytes (a libc-style wrapper, a RIP-relative load
 # before the syscall, an instruction after it, a RIP-relative add after

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# serial: A/B benchmark runs compared
 # krunner ab: A and B in one run, rounds interleaved ABBA after one shared
 # setup, two result files (-A, -B) and their comparison. A known slowdown
 # (B preloads libkprof.so through its launcher) is flagged on the fork and

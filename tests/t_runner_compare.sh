@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# serial: benchmark runs compared
 # krunner compare on synthetic results whose verdict is known: the round
 # (one median per process) is the unit; a clear regression exits 3 with
 # --fail-on-regression, two sides drawn alike exit 0, three rounds of wild

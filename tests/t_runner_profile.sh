@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# serial: benchmark runs timed
 # krunner --profile=preload: every round leaves a trace that kanalyze reads,
 # its top syscalls are in the result, and every metric has a probe effect
 # resting on as many unprofiled values as profiled ones (each profiled round

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# serial: benchmark runs timed
 # krunner: every micro suite, one round, produces every metric of the issue
 # (positive, finite; the retained-memory growths may be 0; --samples values of each sampled metric, with their
 # median, interval and MAD) and a result file with artifacts, fingerprints

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# slow: a minute or more
 # Chromium headless under the shim (tried as a new user would), as root
 # with --no-sandbox and as nobody with its sandbox, in every hook mode
 # that runs there: the DOM it dumps is the plain run's. Three causes were

@@ -1,5 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# serial: calibrates the clock against time
+# tier: check
 # The shim's clock (preload/core/clock.c). A process starts on CLOCK_MONOTONIC
 # and switches to a TSC it calibrated against CLOCK_MONOTONIC once two
 # intervals of >= 100 ms agree within 10 ppm (and CPUID says the TSC is

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # A non-blocking read of an empty pipe, N times: N retries exactly, and the
 # program saw EAGAIN every time (it checks and says so).
 . "$KPROF_ROOT/tests/lib.sh"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # Hooked calls interrupted by signals: without SA_RESTART each interrupted
 # read() is one call failing EINTR (an error, not a retry); with SA_RESTART
 # the kernel restarts it and it is one call; handlers nested 4 deep

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# tier: check
 # KPROF_EVENTS=1: every call that returned is an event of the trace or
 # counted as dropped (a thread's ring of 2048 events filled between two
 # flushes), exactly. Four threads calling getppid as fast as they can fill

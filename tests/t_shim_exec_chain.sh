@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # A process that execs itself 50 times: 51 streams in one pid, each image
 # with its exact calls (image k makes 50-k getppid), each linked to the
 # image it replaced, the last one with the exit status.

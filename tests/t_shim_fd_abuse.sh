@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # A program that closes every descriptor 0-1023 (one by one, close_range,
 # closefrom) and dup2()s over the high descriptors where the shim keeps
 # its trace: it behaves as without the shim, and the trace is complete,

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # The descriptor-kind breakdown (docs/FORMAT.md `kinds`): a program reads
 # an exact number of times from pipes, a FIFO, a socketpair, a regular
 # file, /dev/null, an fopen()ed file (classified lazily), a pipe dup2()ed

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # Children started with an environment of their own (posix_spawn with
 # LANG and PATH only; fork + chdir + execve with A=1 only) are still traced,
 # all into the one trace directory; KPROF_FOLLOW=0 gives them exactly the

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # Exact counts: a C program calling getppid() 1000 times shows 1000.
 . "$KPROF_ROOT/tests/lib.sh"
 out=$(LD_PRELOAD=$SHIM KPROF_OUT=$PWD/trace "$BUILD/tests/getppid_loop" 1000)

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # The shim reads the program's memory after some calls (the cmsgs of
 # recvmsg and recvmmsg, what pipe2, socketpair, fstat, statx and clone
 # wrote, clone3's arguments, exec's path and environment, new executable

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # A descriptor closed inside libc (fclose, pclose, closedir) and made
 # again under the same number inside libc (popen's pipe): in both hook
 # modes its reads count under the new kind (pipe), not the old one (file).

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # A process that ends while one thread is blocked reading a pipe and one is
 # blocked writing one: the footer says so, and the pipes show as open.
 . "$KPROF_ROOT/tests/lib.sh"

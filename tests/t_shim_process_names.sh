@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # The output process as process tools see it (docs/SHIM.md): a tool that
 # matches the program's name (pgrep, pgrep -x, ps -C) counts exactly the
 # processes it counts without the shim; the output process is the

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # The functions hooks.def marks RAW_DIRECT are made as raw syscalls by the
 # symbol hooks, which is right only while glibc's function is nothing but
 # that syscall: this libc's code of each, up to its first return, must be

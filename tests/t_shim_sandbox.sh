@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # A sandbox in small (tests/sandbox_cases.c): a clone child on a zeroed
 # TLS (Chromium's chroot helper; the shim attached a thread block there
 # and died in pthread_setspecific), then a seccomp filter that kills the

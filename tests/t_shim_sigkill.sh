@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # SIGKILL mid-run loses nothing the shim counted. The program makes 1000
 # getppid calls, says "ready" and sleeps in a loop until it is killed; no
 # periodic batch is written (KPROF_INTERVAL_MS=0), so every call is still

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # Hooked calls from signal handlers, also while the thread is inside a
 # hooked call or inside the shim's own bookkeeping: counts stay exact.
 . "$KPROF_ROOT/tests/lib.sh"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # The hooks run on the shim's own stack (preload/core/stack.h), in every
 # mode: a program making syscalls from an 8 KiB stack above a guard page,
 # as a goroutine or a coroutine does, with a flush every millisecond, and

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # vfork+exec, posix_spawn, clone(CLONE_VM) on its own stack, plain clone
 # on its own stack, clone(CLONE_VM|CLONE_VFORK)+exec: every child runs and
 # exits as without the shim; each process of its own has an exact stream;

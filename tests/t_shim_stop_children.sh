@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # A program that stops or kills all its children (a supervisor cleaning
 # up, `pkill -P $$`) also reaches the shim's output process. It must see
 # nothing of that: no hang waiting for a stopped writer, nothing on its

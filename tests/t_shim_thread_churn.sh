@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # 4,000 threads created and exiting (joined and detached) while the shim
 # flushes every millisecond and recycles the blocks of exited threads:
 # every call is counted once, every thread appears, the trace is whole.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # 8 threads x 10,000 getppid calls: exactly 80,000, although every thread
 # exits before the process's final flush.
 . "$KPROF_ROOT/tests/lib.sh"

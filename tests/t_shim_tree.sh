@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # fork + exec + posix_spawn: one stream per process image, each linked to
 # its parent, every count exact (programs/proc_tree: 100, 200, 300, 400).
 . "$KPROF_ROOT/tests/lib.sh"

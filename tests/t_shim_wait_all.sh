@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # A program that waits for any child with __WALL or __WCLONE (strace, some
 # init systems) would also wait for the shim's output process, a clone
 # child that lives as long as the program: strace, which ends its loop

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # zlib is the shim's only for a gzip trace: a default trace maps no libz
 # into the program; KPROF_GZIP=1 loads it at start-up and gzips; a libz
 # without deflate is said on stderr and the trace is written plain, with

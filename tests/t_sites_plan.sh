@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # `kprof-sites --plan`: for each syscall site, the window of whole
 # instructions that a 5-byte jmp to a trampoline can replace (the
 # unprivileged hook mode's patches), or why there is none. Checked exactly

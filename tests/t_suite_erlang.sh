@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# serial: a benchmark: rounds timed against each other
 # krunner --suite=erlang-ring: erlc compiles programs/erlang/ring.erl, erl
 # runs the ring once; both metrics are there, positive and finite. Without
 # erl in PATH the run stops before anything is timed and names the package.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# serial: a benchmark: builds timed against each other
 # krunner --suite=kernel-build in its smallest honest CI setting: Debian's
 # linux-source, tinyconfig, only the scheduler (kernel/sched/) as the make goal
 # (--target=kernel/sched/; users build the whole tinyconfig kernel by default),

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# serial: a benchmark, and the database's fixed port
 # krunner --suite=mariadb-aria,mariadb-innodb: a private mariadbd per round
 # in a fresh scratch datadir; every metric positive; afterwards no mariadbd
 # of ours runs and no scratch directory is left — also when krunner is

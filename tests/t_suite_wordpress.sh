@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# serial: a benchmark, and the web server's fixed port
 # krunner --suite=wordpress: WordPress on php -S with a private mariadbd.
 # With --profile=preload both metrics come out positive, the versions are
 # noted and each profiled round has traces of the php processes that

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # The generated syscall tables agree with the running kernel and with the
 # numbers strace (its own, independently checked table) prints.
 . "$KPROF_ROOT/tests/lib.sh"

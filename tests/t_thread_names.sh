@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# tier: check
 # Thread names in the per-thread views, from both producers, following
 # renames: tests/thread_names names its main thread kp-main (prctl), a
 # worker kp-first and then kp-worker (pthread_setname_np), and leaves a

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# slow: foreign test suites, 4 minutes
 # The torture suite's CI-sized part (tests/torture/run.sh --quick, the
 # cases marked "# torture: quick"; the whole suite is `make torture`,
 # docs/TORTURE.md): git, make -j2 with gcc, bash and dash with job control,

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# tier: check
 # kanalyze on a trace cut at every byte offset, plain and gzip: it never
 # crashes (no signal, no sanitizer report), always prints a profile, and
 # its exit status is exactly
