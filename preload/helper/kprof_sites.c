@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "func_bounds.h"
+#include "sites_protocol.h"
 #include "x86_len.h"
 
 static csh dis_plain, dis_detail;
@@ -630,22 +631,16 @@ struct plan_insn {
 
 static struct plan_insn plan_buf[PLAN_MAX];
 
-/* A patchable site in --plan-bin's output: file offsets (24 bytes). */
-struct plan_rec {
-	uint64_t site;
-	uint64_t start;
-	uint8_t len, sys_off, n_rip, rip[4], pad;
-};
 /* --plan prints text; --plan-bin writes plan_recs after the sweep. */
 static bool plan_text;
-static struct plan_rec *plan_recs;
+static struct kp_plan_rec *plan_recs;
 static size_t n_plan_recs, cap_plan_recs;
 
-static int plan_keep(const struct plan_rec *r)
+static int plan_keep(const struct kp_plan_rec *r)
 {
 	if (n_plan_recs == cap_plan_recs) {
 		size_t cap = cap_plan_recs ? cap_plan_recs * 2 : 256;
-		struct plan_rec *v = realloc(plan_recs, cap * sizeof(*v));
+		struct kp_plan_rec *v = realloc(plan_recs, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		plan_recs = v;
@@ -987,7 +982,7 @@ static void plan_sites(const struct file *f, const uint8_t *data, uint64_t sec_a
 			continue;
 		}
 		uint64_t w0 = plan_buf[wi].addr;
-		struct plan_rec rec = {
+		struct kp_plan_rec rec = {
 			.site = off,
 			.start = sec_off + (w0 - sec_addr),
 			.len = (uint8_t)(plan_buf[wj].addr + plan_buf[wj].size - w0),
@@ -1149,14 +1144,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kprof-sites: %s: %zu sites, %llu left out, %llu pairs in data, "
 			"%llu bytes decoded\n", path, sites.n, (unsigned long long)skipped,
 			(unsigned long long)in_data, (unsigned long long)decoded);
-	uint64_t head[2] = { sites.n, skipped };
+	struct kp_sites_head head = { KP_SITES_MAGIC, sites.n, skipped };
 	int status = 0;
 	if (plan) {
 		uint64_t patchable = 0;
 		plan_file(&f, &sites, &patchable);
-		uint64_t plan_head[2] = { n_plan_recs, sites.n - n_plan_recs };
-		if (!plan_text && (write_all(1, "KPRFPLN1", 8) ||
-				   write_all(1, plan_head, sizeof(plan_head)) ||
+		struct kp_sites_head plan_head = { KP_PLAN_MAGIC, n_plan_recs,
+						   sites.n - n_plan_recs };
+		if (!plan_text && (write_all(1, &plan_head, sizeof(plan_head)) ||
 				   write_all(1, plan_recs, n_plan_recs * sizeof(*plan_recs)))) {
 			fprintf(stderr, "kprof-sites: write: %s\n", strerror(errno));
 			status = 1;
@@ -1168,7 +1163,7 @@ int main(int argc, char **argv)
 		if (verbose)
 			fprintf(stderr, "kprof-sites: %s: %llu of %zu sites patchable with a 5-byte jmp\n",
 				path, (unsigned long long)patchable, sites.n);
-	} else if (write_all(1, "KPRFSITS", 8) || write_all(1, head, sizeof(head)) ||
+	} else if (write_all(1, &head, sizeof(head)) ||
 	    write_all(1, sites.v, sites.n * sizeof(uint64_t))) {
 		fprintf(stderr, "kprof-sites: write: %s\n", strerror(errno));
 		status = 1;

@@ -25,6 +25,7 @@
 #include <sys/uio.h>
 
 #include "elf_build_id.h"
+#include "../helper/sites_protocol.h"
 #include "../lifecycle/lifecycle.h"
 #include "rewrite.h"
 #include "../core/user_mem.h"
@@ -445,9 +446,10 @@ static int run_helper(const char *path, bool plan, struct kp_rw_list *out, uint6
 		return (int)pid;
 	}
 	kp_rw_stats.helper_runs++;
-	/* "KPRFSITS", count, left out, offsets; or "KPRFPLN1", count, sites
-	 * without a window, count records of 3 uint64 (kprof-sites --plan-bin) */
+	/* struct kp_sites_head, then uint64 offsets or struct kp_plan_rec, read
+	 * as 3 uint64 each (sites_protocol.h) */
 	uint64_t head[3], chunk[512];
+	_Static_assert(sizeof(head) == sizeof(struct kp_sites_head), "kprof-sites header");
 	size_t have = 0, want = sizeof(head);
 	uint64_t got = 0;
 	bool ok = true;
@@ -461,7 +463,7 @@ static int run_helper(const char *path, bool plan, struct kp_rw_list *out, uint6
 			break;
 		have += (size_t)n;
 		if (got == 0 && have == sizeof(head) && head[0] != 0) {
-			ok = memcmp(head, plan ? "KPRFPLN1" : "KPRFSITS", 8) == 0 &&
+			ok = memcmp(head, plan ? KP_PLAN_MAGIC : KP_SITES_MAGIC, 8) == 0 &&
 			     head[1] < (1u << 20);
 			got = 1;
 			have = 0;
@@ -485,7 +487,7 @@ static int run_helper(const char *path, bool plan, struct kp_rw_list *out, uint6
 		helper_sigchld_drop(pid);
 	kp_raw(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
 	if (!ok || !got || have || w != pid || status != 0 ||
-	    out->n != head[1] * (plan ? 3 : 1)) {
+	    out->n != head[1] * (plan ? sizeof(struct kp_plan_rec) / sizeof(uint64_t) : 1)) {
 		out->n = 0;
 		return -EIO;
 	}

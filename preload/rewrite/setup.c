@@ -18,6 +18,7 @@
 #include <sys/single_threaded.h>
 
 #include "elf_build_id.h"
+#include "../helper/sites_protocol.h"
 #include "../lifecycle/lifecycle.h"
 #include "dispatch.h"
 #include "rewrite.h"
@@ -350,10 +351,8 @@ static void jmp_patch(const struct kp_maps_line *m, uint64_t start, uint64_t end
 	uint64_t at = (uint64_t)area;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t w = plans.v[3 * i], rest = plans.v[3 * i + 2];
-		struct kp_rw_plan p = { .start = w, .len = rest & 0xff, .sys_off = (rest >> 8) & 0xff,
-					.n_rip = (rest >> 16) & 0xff };
-		for (int k = 0; k < 4; k++)
-			p.rip[k] = (rest >> (24 + 8 * k)) & 0xff;
+		struct kp_rw_plan p = { .start = w };
+		kp_plan_rest(rest, &p.len, &p.sys_off, &p.n_rip, p.rip);
 		uint64_t key;
 		int len = kp_rw_tramp_write((uint8_t *)(uintptr_t)at, at, (const uint8_t *)(uintptr_t)w,
 					    &p, entry, &key);
