@@ -218,7 +218,7 @@ int ka_input_read_file(struct ka_model *m, const char *path)
 		progress.t0 = now_ns();
 	}
 	progress.files++;
-	int err = kp_read_file(path, &ops);
+	int err = kp_read_trace_file(path, &ops);
 	progress.bytes_done += in.end;
 	if (err)
 		return err;

@@ -613,7 +613,7 @@ int kp_reader_read_fd(struct kp_reader *r, int fd)
 	return err;
 }
 
-int kp_read_file(const char *path, const struct kp_reader_ops *ops)
+int kp_read_trace_file(const char *path, const struct kp_reader_ops *ops)
 {
 	struct kp_reader *r = NULL;
 	struct stat st;

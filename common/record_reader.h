@@ -73,7 +73,7 @@ uint64_t kp_reader_records(const struct kp_reader *r);
 /* Feeds everything read from fd until end of file, then finishes. */
 int kp_reader_read_fd(struct kp_reader *r, int fd);
 /* One file, opened read-only: new + read_fd + free. -errno on I/O error. */
-int kp_read_file(const char *path, const struct kp_reader_ops *ops);
+int kp_read_trace_file(const char *path, const struct kp_reader_ops *ops);
 
 /*
  * Typed access to record fields. Each returns 0, -ENOENT when the key is

@@ -12,12 +12,12 @@
  *   hook.c      the C hook: times the call with kp_call_start/end (core)
  *               and makes it; process syscalls (fork, exec, exit) through
  *               the lifecycle and sink layers
- *   patch.c     the page at 0, the table of rewritten sites, the 2-byte
- *               stores
+ *   sites.c     the page at 0, the table of rewritten sites, the 2-byte
+ *               stores (rewrite mode's; patch mode's jumps: tramp.c)
  *   scan.c      finding the sites: the helper program kprof-sites
  *               (preload/helper/kprof_sites.c: libelf for the executable
- *               sections, capstone for a linear sweep) once per file, a
- *               per-user cache of what it found
+ *               sections, a sweep by instruction length) once per file,
+ *               a per-user cache of what it found
  *   setup.c     choosing the mode at start (KPROF_HOOK), the first scan of
  *               every mapping, rescans of code mapped executable later
  *               (dlopen, JIT)
@@ -116,7 +116,7 @@ extern __thread uint64_t kp_caller_site;
  */
 #define KP_RW_HOT __attribute__((section(".text.hot.kp_rw")))
 
-/* patch.c: the rewritten sites, an open-addressing set. */
+/* sites.c: the rewritten sites, an open-addressing set. */
 struct kp_rw_site_table {
 	uint64_t mask;
 	uint64_t used; /* keys and tombstones */
