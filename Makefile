@@ -138,7 +138,8 @@ $(BUILD)/libkprof.so: $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a $(BUILD)/gen/libkpro
 	$(Q)$(CC) -shared $(SHIM_SANFLAGS) -Wl,--version-script=$(BUILD)/gen/libkprof.map -Wl,-z,now \
 		-o $@ $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a $(LIBS_SHIM)
 
-$(BUILD)/kprof-sites: preload/helper/kprof_sites.c preload/helper/func_bounds.c \
+$(BUILD)/kprof-sites: preload/helper/kprof_sites.c preload/helper/sites_elf.c \
+		preload/helper/plan.c preload/helper/func_bounds.c \
 		preload/helper/x86_len.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
