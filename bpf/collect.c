@@ -2,8 +2,9 @@
 /*
  * From kernel data to records: sums the per-CPU aggregation maps into
  * cumulative `aggregate` records, turns lifecycle notes into `fork`,
- * `exec`, `exit` records and new streams, batches ring buffer events into
- * `events` records, and reports every loss as a `drop` record.
+ * `exec`, `exit` records and new streams (events.c batches the ring
+ * buffer's events into `events` records), and reports every loss as a
+ * `drop` record.
  *
  * Notes are queued by the ring buffer callback and handled after the
  * rings are drained, so that the events of an image that ends are all in
@@ -29,8 +30,6 @@
 #include "syscalls.h"
 #include "tracer.h"
 
-#define EVENTS_BUFFERED 65536	/* written as soon as this many wait */
-#define EVENTS_PER_RECORD 1024
 #define COVERAGE "every syscall of the traced processes, from the kernel side"
 
 _Static_assert(KBPF_HIST_BUCKETS == KP_HIST_BUCKETS, "histogram size");
@@ -45,9 +44,6 @@ static struct utsname uts;
 
 static void on_listener_lost(struct sink *dead, const char *reason);
 
-static struct kbpf_event *evbuf;
-static size_t n_events, cap_events;
-static bool events_due;	/* EVENTS_BUFFERED reached: write at the next poll */
 
 /* Notes waiting for the rings to be drained. */
 static struct kbpf_note_exec *queue;
@@ -62,6 +58,7 @@ void collector_init(struct tracer *t, const struct collector_config *c,
 	ncpus = libbpf_num_possible_cpus();
 	uname(&uts);
 	output_on_listener_lost(on_listener_lost);
+	events_init(t, cfg.events);
 	if (cfg.stacks)
 		stacks_init(t);
 
@@ -73,7 +70,7 @@ int collect_start_child_status(void)
 }
 
 /* What a connection to a listener would lose if its batch failed. */
-static void pending_add(struct image *im, uint64_t records, uint64_t events)
+void collect_pending_add(struct image *im, uint64_t records, uint64_t events)
 {
 	struct sink *s = im->sink;
 	if (!s || !s->is_socket)
@@ -87,9 +84,9 @@ static void pending_add(struct image *im, uint64_t records, uint64_t events)
 	im->pending_events += events;
 }
 
-static struct kp_rec_common common_now(struct image *im, uint64_t time_ns)
+struct kp_rec_common collect_common_now(struct image *im, uint64_t time_ns)
 {
-	pending_add(im, 1, 0);
+	collect_pending_add(im, 1, 0);
 	struct kp_rec_common c = {
 		.seq = ++im->seq,
 		.pid = im->tgid,
@@ -152,7 +149,7 @@ static void report_sink_loss(struct image *im)
 	if (!s || !s->lost_records)
 		return;
 	struct kp_rec_drop d = {
-		.c = common_now(im, 0),
+		.c = collect_common_now(im, 0),
 		.records = s->lost_records,
 		.bytes = s->lost_bytes,
 		.reason = s->lost_reason,
@@ -164,7 +161,7 @@ static void report_sink_loss(struct image *im)
 static void write_header(struct image *im)
 {
 	struct kp_rec_header h = {
-		.c = common_now(im, im->start_ns),
+		.c = collect_common_now(im, im->start_ns),
 		.producer = "bpf",
 		.ppid = im->ppid,
 		.origin = im->origin,
@@ -252,7 +249,7 @@ void image_begin(struct image *im, uint64_t time_ns)
 }
 
 /* An image whose note was lost: it still gets a stream. */
-static struct image *image_lazy(uint32_t tgid, uint32_t image)
+struct image *collect_image_lazy(uint32_t tgid, uint32_t image)
 {
 	struct image *im = image_find(tgid, image);
 	if (im)
@@ -264,229 +261,6 @@ static struct image *image_lazy(uint32_t tgid, uint32_t image)
 	image_fill_from_proc(im);
 	image_begin(im, 0);
 	return im;
-}
-
-/* ---------------------------------------------------------------- events */
-
-/* A batch of events from one CPU (see struct kbpf_event_batch). */
-int collect_event(void *ctx, void *data, size_t size)
-{
-	(void)ctx;
-	const struct kbpf_event_batch *b = data;
-	size_t head = offsetof(struct kbpf_event_batch, ev);
-	if (size < head)
-		return 0;
-	size_t n = b->n;
-	if (n > KBPF_EVENT_BATCH || head + n * sizeof(struct kbpf_event) > size)
-		n = (size - head) / sizeof(struct kbpf_event);
-	if (!n)
-		return 0;
-	if (n_events + n > cap_events) {
-		size_t cap = cap_events ? 2 * cap_events : EVENTS_BUFFERED + KBPF_EVENT_BATCH;
-		while (cap < n_events + n)
-			cap *= 2;
-		struct kbpf_event *v = realloc(evbuf, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		evbuf = v;
-		cap_events = cap;
-	}
-	memcpy(&evbuf[n_events], b->ev, n * sizeof(struct kbpf_event));
-	n_events += n;
-	if (n_events >= EVENTS_BUFFERED)
-		events_due = true;
-	return 0;
-}
-
-/*
- * Events by thread without sorting them all: a CPU's batches keep each
- * thread's events in order, so a thread's events arrive in order unless
- * it moved between CPUs; they are grouped (stable, by a hash of the
- * thread) and only a group found out of order is sorted.
- */
-struct thread_group {
-	uint32_t tgid, image, tid;
-	uint32_t first, count; /* into order[] */
-};
-
-static uint32_t *order;		/* event indices, grouped by thread */
-static uint32_t *group_of;	/* group of each event */
-static struct thread_group *groups;
-static int32_t *slots;		/* open addressing: group index or -1 */
-static size_t cap_order, cap_groups, n_slots;
-
-static int cmp_start(const void *a, const void *b)
-{
-	const struct kbpf_event *x = &evbuf[*(const uint32_t *)a];
-	const struct kbpf_event *y = &evbuf[*(const uint32_t *)b];
-	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
-}
-
-static int group_events(size_t *n_groups)
-{
-	if (n_events > cap_order) {
-		uint32_t *o = realloc(order, n_events * sizeof(*o));
-		uint32_t *g = o ? realloc(group_of, n_events * sizeof(*g)) : NULL;
-		if (o)
-			order = o;
-		if (!g)
-			return -ENOMEM;
-		group_of = g;
-		cap_order = n_events;
-	}
-	size_t n = 0;
-	if (n_slots)
-		memset(slots, 0xff, n_slots * sizeof(*slots));
-	for (size_t i = 0; i < n_events; i++) {
-		const struct kbpf_event *e = &evbuf[i];
-		if (2 * (n + 1) > n_slots) { /* grow and rehash */
-			size_t ns = n_slots ? 2 * n_slots : 1024;
-			int32_t *sl = malloc(ns * sizeof(*sl));
-			if (!sl)
-				return -ENOMEM;
-			memset(sl, 0xff, ns * sizeof(*sl));
-			for (size_t k = 0; k < n; k++) {
-				size_t h = (groups[k].tid * 2654435761u ^ groups[k].image) & (ns - 1);
-				while (sl[h] >= 0)
-					h = (h + 1) & (ns - 1);
-				sl[h] = (int32_t)k;
-			}
-			free(slots);
-			slots = sl;
-			n_slots = ns;
-		}
-		size_t h = (e->tid * 2654435761u ^ e->image) & (n_slots - 1);
-		while (slots[h] >= 0) {
-			const struct thread_group *g = &groups[slots[h]];
-			if (g->tid == e->tid && g->tgid == e->tgid && g->image == e->image)
-				break;
-			h = (h + 1) & (n_slots - 1);
-		}
-		if (slots[h] < 0) {
-			if (n == cap_groups) {
-				size_t cap = cap_groups ? 2 * cap_groups : 64;
-				struct thread_group *gv = realloc(groups, cap * sizeof(*gv));
-				if (!gv)
-					return -ENOMEM;
-				groups = gv;
-				cap_groups = cap;
-			}
-			groups[n] = (struct thread_group){ e->tgid, e->image, e->tid, 0, 0 };
-			slots[h] = (int32_t)n++;
-		}
-		group_of[i] = (uint32_t)slots[h];
-		groups[slots[h]].count++;
-	}
-	uint32_t at = 0;
-	for (size_t k = 0; k < n; k++) {
-		groups[k].first = at;
-		at += groups[k].count;
-		groups[k].count = 0;
-	}
-	for (size_t i = 0; i < n_events; i++) {
-		struct thread_group *g = &groups[group_of[i]];
-		order[g->first + g->count++] = (uint32_t)i;
-	}
-	for (size_t k = 0; k < n; k++) {
-		const uint32_t *o = order + groups[k].first;
-		for (uint32_t j = 1; j < groups[k].count; j++) {
-			if (evbuf[o[j]].start_ns < evbuf[o[j - 1]].start_ns) {
-				qsort(order + groups[k].first, groups[k].count,
-				      sizeof(*order), cmp_start);
-				break;
-			}
-		}
-	}
-	*n_groups = n;
-	return 0;
-}
-
-/*
- * Writes the buffered events that ended by `upto`, each thread's in order,
- * and keeps the others for later: an event that ended after `upto` may
- * have an earlier one of its thread still staged on another CPU.
- */
-static void write_events(uint64_t upto)
-{
-	size_t n_groups;
-	if (!n_events)
-		return;
-	if (group_events(&n_groups)) {
-		fprintf(stderr, TOOL ": out of memory sorting events\n");
-		return;
-	}
-	for (size_t k = 0; k < n_groups; k++) {
-		const struct thread_group *g = &groups[k];
-		const uint32_t *o = order + g->first;
-		uint32_t done = 0;
-		while (done < g->count) {
-			uint32_t j = done;
-			while (j < g->count && j - done < EVENTS_PER_RECORD &&
-			       evbuf[o[j]].start_ns + evbuf[o[j]].duration_ns <= upto)
-				j++;
-			if (j == done)
-				break; /* ended after upto: every later one too */
-			struct image *im = image_lazy(g->tgid, g->image);
-			if (im && im->sink) {
-				struct kp_rec_common c = common_now(im, 0);
-				pending_add(im, 0, j - done);
-				kp_rec_events_begin(&im->sink->w, &c, g->tid, j - done);
-				for (uint32_t x = done; x < j; x++) {
-					const struct kbpf_event *e = &evbuf[o[x]];
-					if (e->kind)
-						kp_rec_event_fd(&im->sink->w, e->start_ns,
-								e->duration_ns, e->nr, e->ret,
-								e->fd, e->kind);
-					else
-						kp_rec_event(&im->sink->w, e->start_ns,
-							     e->duration_ns, e->nr, e->ret);
-				}
-				im->events_written += j - done;
-				sink_flush(im->sink);
-			}
-			done = j;
-		}
-		/* the rest waits: marked by a zero tgid below */
-		for (uint32_t x = 0; x < done; x++)
-			evbuf[o[x]].tgid = 0;
-	}
-	size_t kept = 0;
-	for (size_t i = 0; i < n_events; i++)
-		if (evbuf[i].tgid)
-			evbuf[kept++] = evbuf[i];
-	n_events = kept;
-}
-
-/*
- * Every event that ended before now into evbuf: each CPU hands over its
- * partial batch, then the ring is drained. Returns that "now" (0 when a
- * CPU could not be flushed: nothing may be written yet).
- */
-static uint64_t events_sync(void)
-{
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	int err = tracer_flush_events(tr);
-	if (err)
-		info(1, "cannot flush the staged events: %s\n", strerror(-err));
-	ring_buffer__consume(tr->event_ring);
-	return err ? 0 : now;
-}
-
-void collect_flush_events(void)
-{
-	if (cfg.events)
-		write_events(events_sync());
-}
-
-void collect_events_poll(void)
-{
-	if (!cfg.events)
-		return;
-	ring_buffer__consume(tr->event_ring);
-	if (events_due) {
-		events_due = false;
-		collect_flush_events();
-	}
 }
 
 /* ------------------------------------------------------------ aggregates */
@@ -536,7 +310,7 @@ static void write_group(struct image *im, const struct agg_entry *a, size_t i,
 				     : process_exited;
 	if (cfg.per_thread && tid_in(im->done_tids, im->n_done, tid))
 		return;
-	struct kp_rec_common c = common_now(im, 0);
+	struct kp_rec_common c = collect_common_now(im, 0);
 	char buf[16];
 	const char *name = cfg.per_thread ? thread_name(im, tid, buf, sizeof(buf)) : NULL;
 	kp_rec_aggregate_begin(&im->sink->w, &c, tid, tid, name, exited || process_exited,
@@ -614,7 +388,7 @@ static void stacks_prepare(struct image *im, const struct side_data *sd)
 	if (unknown && proc_exists((pid_t)im->tgid))
 		mappings_read_proc(im->tgid);
 	if (stacks_maps_changed(im)) {
-		struct kp_rec_common c = common_now(im, 0);
+		struct kp_rec_common c = collect_common_now(im, 0);
 		stacks_write_maps(im, &c);
 	}
 }
@@ -651,7 +425,7 @@ static void write_aggregates_of(struct image *only, bool final, bool exited, boo
 		       a[j].key.image == a[i].key.image && a[j].key.tid == a[i].key.tid)
 			j++;
 		struct image *im = only ? only :
-				lazy ? image_lazy(a[i].key.tgid, a[i].key.image) :
+				lazy ? collect_image_lazy(a[i].key.tgid, a[i].key.image) :
 				       image_find(a[i].key.tgid, a[i].key.image);
 		if (im && im->sink && !im->ended) {
 			report_sink_loss(im);
@@ -666,7 +440,7 @@ static void write_aggregates_of(struct image *only, bool final, bool exited, boo
 	}
 	if (only && !wrote_only && only->sink) {
 		/* Not one call: the stream still gets its final aggregate. */
-		struct kp_rec_common c = common_now(only, 0);
+		struct kp_rec_common c = collect_common_now(only, 0);
 		kp_rec_aggregate_begin(&only->sink->w, &c, 0, 0, NULL, exited, final, 0);
 	}
 	if (only && final) {
@@ -693,7 +467,7 @@ static void write_drop(struct image *im, uint64_t records, uint64_t events,
 		       const char *reason)
 {
 	struct kp_rec_drop d = {
-		.c = common_now(im, 0),
+		.c = collect_common_now(im, 0),
 		.records = records,
 		.events = events,
 		.reason = reason,
@@ -782,9 +556,9 @@ static void on_fork_note(const struct kbpf_note *n)
 {
 	if (cfg.stacks)
 		mappings_fork(n->tgid, n->child, n->time_ns);
-	struct image *parent = image_lazy(n->tgid, n->image);
+	struct image *parent = collect_image_lazy(n->tgid, n->image);
 	if (parent && parent->sink) {
-		struct kp_rec_common c = common_now(parent, n->time_ns);
+		struct kp_rec_common c = collect_common_now(parent, n->time_ns);
 		kp_rec_fork(&parent->sink->w, &c, n->child, how_name(n->how_nr));
 		sink_flush(parent->sink);
 	}
@@ -842,7 +616,7 @@ static void on_exec_note(const struct kbpf_note_exec *x)
 		report_from_map(old);
 		reconcile_events(old);
 		if (old->sink) {
-			struct kp_rec_common c = common_now(old, n->time_ns);
+			struct kp_rec_common c = collect_common_now(old, n->time_ns);
 			kp_rec_exec(&old->sink->w, &c, x->filename);
 		}
 		parent_stream = old->stream;
@@ -900,7 +674,7 @@ static void write_exit(struct image *im, uint64_t time_ns, int64_t status,
 	if (!im->sink)
 		return;
 	struct kp_rec_exit e = {
-		.c = common_now(im, time_ns),
+		.c = collect_common_now(im, time_ns),
 		.status = status,
 		.signal = signal,
 		.fds_file = fds[0],
@@ -1032,7 +806,7 @@ static void rehome(struct image *im, void *ctx)
 	write_header(im);
 	if (records) {
 		struct kp_rec_drop d = {
-			.c = common_now(im, 0),
+			.c = collect_common_now(im, 0),
 			.records = records,
 			.events = events,
 			.reason = lost_reason,
@@ -1147,8 +921,7 @@ void collect_finish(void)
 	collect_process_notes();
 	/* nothing traced is running any more: every event is in */
 	if (cfg.events) {
-		events_sync();
-		write_events(UINT64_MAX);
+		events_write_all();
 	}
 	/* entries of images whose notes were lost get their streams now */
 	write_aggregates_of(NULL, false, false, true);

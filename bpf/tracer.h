@@ -253,6 +253,16 @@ void image_begin(struct image *im, uint64_t time_ns);
 /* Handles the notes queued by collect_note (after draining the rings). */
 void collect_process_notes(void);
 void collect_flush_events(void);
+/* For events.c: an image made from the aggregation map when its note is
+ * late; the common keys of its next record; what a connection would lose. */
+struct image *collect_image_lazy(uint32_t tgid, uint32_t image);
+struct kp_rec_common collect_common_now(struct image *im, uint64_t time_ns);
+void collect_pending_add(struct image *im, uint64_t records, uint64_t events);
+
+/* ---- events.c (--events) ---- */
+void events_init(struct tracer *t, bool enabled);
+/* Every event in hand, once every CPU handed over its batch: written. */
+void events_write_all(void);
 /* The `--` child has neither exec'd nor exited yet. */
 bool collect_start_pending(void);
 /* Periodic: cumulative aggregates of every live image, events, drops. */
