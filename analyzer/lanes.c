@@ -98,27 +98,27 @@ void ka_lanes_free(struct ka_lanes *l)
 	*l = (struct ka_lanes){ 0 };
 }
 
-uint64_t ka_lanes_nth_busiest(const struct ka_lanes *const *ls, size_t n)
+void ka_busiest_add(struct ka_busiest *b, const struct ka_lanes *l)
 {
-	/* the KA_LANES_DRAWN largest times so far, ascending */
-	uint64_t top[KA_LANES_DRAWN];
-	size_t have = 0;
-	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; k < ls[i]->n; k++) {
-			uint64_t t = ls[i]->lane[k].time_ns;
-			size_t j;
-			if (have < KA_LANES_DRAWN) {
-				for (j = have++; j > 0 && top[j - 1] > t; j--)
-					top[j] = top[j - 1];
-			} else if (t > top[0]) {
-				for (j = 0; j + 1 < have && top[j + 1] < t; j++)
-					top[j] = top[j + 1];
-			} else {
-				continue;
-			}
-			top[j] = t;
+	for (size_t k = 0; k < l->n; k++) {
+		uint64_t t = l->lane[k].time_ns;
+		size_t j;
+		if (b->have < KA_LANES_DRAWN) {
+			for (j = b->have++; j > 0 && b->top[j - 1] > t; j--)
+				b->top[j] = b->top[j - 1];
+		} else if (t > b->top[0]) {
+			for (j = 0; j + 1 < b->have && b->top[j + 1] < t; j++)
+				b->top[j] = b->top[j + 1];
+		} else {
+			continue;
 		}
-	return have == KA_LANES_DRAWN ? top[0] : 0;
+		b->top[j] = t;
+	}
+}
+
+uint64_t ka_busiest_nth(const struct ka_busiest *b)
+{
+	return b->have == KA_LANES_DRAWN ? b->top[0] : 0;
 }
 
 void ka_lanes_let_go(struct ka_lanes *l, uint64_t below)

@@ -39,8 +39,14 @@ struct ka_lanes {
 /* Counts the call e into its thread's lane; 0 or -ENOMEM. */
 int ka_lanes_add(struct ka_lanes *l, const struct ka_event *e);
 void ka_lanes_free(struct ka_lanes *l);
-/* The KA_LANES_DRAWN-th largest time of the lanes of ls[0, n) (0: fewer). */
-uint64_t ka_lanes_nth_busiest(const struct ka_lanes *const *ls, size_t n);
+/* The KA_LANES_DRAWN largest lane times seen (ascending): add each
+ * stream's lanes, then the KA_LANES_DRAWN-th largest (0: fewer lanes). */
+struct ka_busiest {
+	uint64_t top[KA_LANES_DRAWN];
+	size_t have;
+};
+void ka_busiest_add(struct ka_busiest *b, const struct ka_lanes *l);
+uint64_t ka_busiest_nth(const struct ka_busiest *b);
 /* Frees the longest calls of l's lanes with less time than below: those
  * of a thread that ended, which can no longer be among the drawn. */
 void ka_lanes_let_go(struct ka_lanes *l, uint64_t below);

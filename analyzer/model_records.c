@@ -578,19 +578,15 @@ int ka_on_drop(struct ka_model *m, const msgpack_object *map,
 #define LANES_LET_GO_EVERY 262144
 
 /* The longest calls of ended streams' threads below the drawn, freed. */
-static int lanes_let_go(struct ka_model *m)
+static void lanes_let_go(struct ka_model *m)
 {
-	const struct ka_lanes **ls = calloc(m->n_streams ? m->n_streams : 1, sizeof(*ls));
-	if (!ls)
-		return -ENOMEM;
+	struct ka_busiest b = { .have = 0 };
 	for (size_t i = 0; i < m->n_streams; i++)
-		ls[i] = &m->streams[i].lanes;
-	uint64_t below = ka_lanes_nth_busiest(ls, m->n_streams);
-	free(ls);
+		ka_busiest_add(&b, &m->streams[i].lanes);
+	uint64_t below = ka_busiest_nth(&b);
 	for (size_t i = 0; below && i < m->n_streams; i++)
 		if (ka_stream_ended(&m->streams[i]))
 			ka_lanes_let_go(&m->streams[i].lanes, below);
-	return 0;
 }
 
 int ka_on_events(struct ka_model *m, const msgpack_object *map,
@@ -656,7 +652,7 @@ int ka_on_events(struct ka_model *m, const msgpack_object *map,
 	if (lanes && m->lanes_let_go &&
 	    (m->lane_calls_since += list->via.array.size) >= LANES_LET_GO_EVERY) {
 		m->lane_calls_since = 0;
-		return lanes_let_go(m);
+		lanes_let_go(m);
 	}
 	return 0;
 }
