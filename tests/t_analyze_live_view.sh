@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# serial: snapshots on a 100 ms timer into a terminal, parsed per screen
 # kanalyze --listen's live view. On a terminal of 24 rows (script(1)'s
 # pty) every snapshot fits: its first line, the title, never scrolls off,
 # whatever the producers send; a key typed on the terminal (n) orders the
