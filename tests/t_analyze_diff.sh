@@ -21,7 +21,7 @@ for attempt in 1 2 3; do
 	KPROF_HOOK=symbols LD_PRELOAD=$SHIM KPROF_OUT=$PWD/a "$BUILD/tests/diff_writes" 5000 5000 > /dev/null
 	KPROF_HOOK=symbols LD_PRELOAD=$SHIM KPROF_OUT=$PWD/b "$BUILD/tests/diff_writes" 10000 5000 > /dev/null
 	"$KANALYZE" --diff a b > diff.txt
-	awk '/  worse: / {print $1}' diff.txt | grep -qx getppid || break
+	awk '/  worse: / {print $1}' diff.txt | grep >/dev/null -x getppid || break
 	echo "attempt $attempt: getppid flagged by a slower run; tracing the pair again"
 done
 cat diff.txt
@@ -49,7 +49,7 @@ expect_eq "twice the writes, each far cheaper" "write (1) 500 1000 +100.0% bette
 	"$(awk '$1 == "write" {print $1, $2, $3, $4, $5, $(NF - 2), $(NF - 1), $NF}' cheaper.txt)"
 grep -q '^Flagged: 0 worse' cheaper.txt || fail "cheaper: $(cat cheaper.txt)"
 "$KANALYZE" --diff -e write --format=markdown dear cheap > cheaper.md
-grep '^| write' cheaper.md | grep -q '\*' && fail "markdown bolds an improvement: $(grep '^| write' cheaper.md)"
+grep '^| write' cheaper.md | grep >/dev/null '\*' && fail "markdown bolds an improvement: $(grep '^| write' cheaper.md)"
 expect_eq "markdown verdict of the cheaper writes" "better: faster calls" \
 	"$(grep '^| write' cheaper.md | awk -F' [|] ' '{print $11}' | sed 's/ |$//')"
 "$KANALYZE" --diff -e write cheap dear > dearer.txt

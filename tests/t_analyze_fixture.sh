@@ -54,7 +54,7 @@ expect_eq "--sort=avg" "futex read openat write getppid syscall_999 " "$("$KANAL
 expect_eq "--sort=retries" "read write getppid futex openat syscall_999 " "$("$KANALYZE" --sort=retries fx.msgpack | order)"
 expect_eq "--sort=errors" "write openat" "$("$KANALYZE" --sort=errors fx.msgpack | order | cut -d' ' -f1-2)"
 expect_eq "--top=2" "read futex " "$("$KANALYZE" --top=2 fx.msgpack | order)"
-"$KANALYZE" --top=2 fx.msgpack | grep -qx '(4 more syscalls not shown)' || fail "--top note"
+"$KANALYZE" --top=2 fx.msgpack | grep >/dev/null -x '(4 more syscalls not shown)' || fail "--top note"
 
 # ---- JSON ----
 json=$(profile_json fx.msgpack)
@@ -176,5 +176,5 @@ expect_eq "empty file message" "kanalyze: zero.msgpack: empty trace file: the pr
 grep -q '^TOTAL  *0 ' zero.txt || fail "empty file profile"
 "$KANALYZE" --help > help.txt
 grep -q '^Examples:' help.txt && grep -q '^Exit status:' help.txt || fail "--help lacks examples or exit status"
-"$KANALYZE" --version | grep -q '^kanalyze' || fail "--version"
+"$KANALYZE" --version | grep >/dev/null '^kanalyze' || fail "--version"
 echo "all fixture checks passed"

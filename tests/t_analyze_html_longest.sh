@@ -44,7 +44,7 @@ KPROF_EVENTS=1 KPROF_GZIP=0 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/trace \
 check_drawn report.html all.json
 # peak memory, in KiB, of kanalyze with ARGS; a sanitizer build holds
 # what is freed in its quarantine, which would count as kept: none here
-if ldd "$KANALYZE" | grep -q libasan; then
+if ldd "$KANALYZE" | grep >/dev/null libasan; then
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
 fi
 peak_kb() {

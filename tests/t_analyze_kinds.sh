@@ -70,5 +70,5 @@ expect_eq "futex EAGAIN: no operation" "0 0" "$(op - futex ops) $(op - futex unf
 old=$("$KANALYZE" --blocking --format=json <("$BUILD/tests/gen_trace" /dev/stdout))
 expect_eq "old events: per syscall" syscall "$(jq -r .per <<<"$old")"
 "$BUILD/tests/gen_trace" old.msgpack
-"$KANALYZE" --blocking old.msgpack | grep -q '^=== EAGAIN Blocking (from event records, per syscall) ===$' ||
+"$KANALYZE" --blocking old.msgpack | grep >/dev/null '^=== EAGAIN Blocking (from event records, per syscall) ===$' ||
 	fail "old trace: table header"

@@ -45,7 +45,7 @@ gzip -t shim.pb.gz || fail "shim.pb.gz is not gzip"
 check shim shim shim.pb.gz
 # the site of the 1000 calls: the program's main, below the leaf
 go tool pprof -traces -sample_index=calls shim.pb.gz 2>/dev/null > traces.txt
-awk '$1 == 1000 && $2 == "syscall:getppid" {getline; print $1}' traces.txt | grep -qx main || fail "no trace main -> syscall:getppid with 1000 calls: $(head -n 30 traces.txt)"
+awk '$1 == 1000 && $2 == "syscall:getppid" {getline; print $1}' traces.txt | grep >/dev/null -x main || fail "no trace main -> syscall:getppid with 1000 calls: $(head -n 30 traces.txt)"
 echo "ok: 1000 getppid under main"
 # labels: one process by name, one by pid
 pid=$(profile_json shim | jq -r '.processes[] | select((.exe // "") | test("getppid_loop")) | .pid')
@@ -70,7 +70,7 @@ if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
 	# the stack: main below getppid's leaf (libc's wrapper between them)
 	go tool pprof -traces -sample_index=calls bpf.pb.gz 2>/dev/null > bpf-traces.txt
 	awk '$1 == 500 && $2 == "syscall:getppid" {on = 1; next} on && /^-/ {exit}
-		on {print $1}' bpf-traces.txt | grep -qx main ||
+		on {print $1}' bpf-traces.txt | grep >/dev/null -x main ||
 		fail "kbpf-trace: no stack from main to 500 getppid: $(head -n 40 bpf-traces.txt)"
 	echo "ok: kbpf-trace: getppid's 500 calls in one stack that reaches main"
 else

@@ -248,7 +248,7 @@ expect_eq "listen: streams without exit" 1 "$(grep -c 'ended without exit' live.
 # the saved connections read back name the file instead; being two runs
 # in one directory, they are said to be merged
 run_k saved saved
-head -1 saved.err | grep -q "^kanalyze: warning: the inputs hold 2 runs (getppid_loop pid $victim by preload, getppid_loop pid [0-9]* by preload), merged into one profile" ||
+head -1 saved.err | grep >/dev/null "^kanalyze: warning: the inputs hold 2 runs (getppid_loop pid $victim by preload, getppid_loop pid [0-9]* by preload), merged into one profile" ||
 	fail "saved: two runs not named: $(cat saved.err)"
 sed -i 1d saved.err
 expect_err saved "kanalyze: stream of pid $victim (getppid_loop) ended without exit: killed or lost after byte $(stat -c %s "$saved") of $saved"

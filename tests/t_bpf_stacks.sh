@@ -56,7 +56,7 @@ for how in "" --raw-tp; do
 	for want in "100 kprof_test::Caller::call(int)" "200 demo::caller" "300 demo::caller_v0" \
 		"400 kprof_test::xxx"; do
 		awk -v n="${want%% *}" -v f="  ${want#* }" '$1 == n && $2 == "calls" && index($0, f)' \
-			callers.txt | grep -q . || fail "$how: not $want: $(cat callers.txt)"
+			callers.txt | grep >/dev/null . || fail "$how: not $want: $(cat callers.txt)"
 	done
 	echo "ok: ${how:-tp_btf}: each of four callers of getppid has its own calls"
 done

@@ -5,7 +5,7 @@
 . "$KPROF_ROOT/tests/bpf_lib.sh"
 need_bpf
 prog=$BUILD/tests/static_getppid
-file -L "$prog" | grep -q 'statically linked' || fail "$prog is not static"
+file -L "$prog" | grep >/dev/null 'statically linked' || fail "$prog is not static"
 
 out=$("$KBPF" -o trace -- "$prog" 1000)
 expect_eq "program output" "getppid 1000" "$out"

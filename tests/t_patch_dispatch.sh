@@ -16,7 +16,7 @@ as_nobody_setup
 cc -shared -fPIC -o libunpatchable.so "$KPROF_ROOT/tests/rewrite/unpatchable.S" ||
 	fail "building the library"
 lib=$PWD/libunpatchable.so
-"$BUILD/kprof-sites" --plan "$lib" | grep -q 'nopatch' ||
+"$BUILD/kprof-sites" --plan "$lib" | grep >/dev/null 'nopatch' ||
 	fail "the planner found a window for the unpatchable site: $("$BUILD/kprof-sites" --plan "$lib")"
 prog=$BUILD/tests/sud_cases
 mkdir -m 1777 out

@@ -19,7 +19,7 @@ export GOCACHE=$TMPDIR/gocache GOPATH=$TMPDIR/gopath GOFLAGS=-mod=mod \
 	GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=1
 prog=$PWD/kgocgo
 (cd "$KPROF_ROOT/tests/go/kgocgo" && go build -o "$prog" .) || fail "go build failed"
-file "$prog" | grep -q 'dynamically linked' || fail "kgocgo is not dynamically linked: $(file "$prog")"
+file "$prog" | grep >/dev/null 'dynamically linked' || fail "kgocgo is not dynamically linked: $(file "$prog")"
 
 # the plan: a window for every site, from the symbol table, then from
 # .gopclntab alone (stripped)

@@ -41,7 +41,7 @@ for p in "${progs[@]}"; do
 		j=$("$KANALYZE" --format=json "t-$m-$i/$name".*)
 		expect_eq "$m: ${cmd[0]}'s trace: hook mode" symbols "$(jq -r .hook_mode <<<"$j")"
 		if [ "$m" != symbols ]; then
-			jq -r .coverage <<<"$j" | grep -q 'running under valgrind' ||
+			jq -r .coverage <<<"$j" | grep >/dev/null 'running under valgrind' ||
 				fail "$m: the coverage does not say valgrind: $(jq -r .coverage <<<"$j")"
 		fi
 		expect_eq "$m: ${cmd[0]}'s traces: exit_group calls" "${exits[i - 1]}" "$(syscall_field "$j" exit_group count)"

@@ -45,7 +45,7 @@ prefixes() {
 # so there every 5th offset and each boundary with its neighbours is tried
 # instead; KPROF_TRUNCATE_STEP overrides.
 step=${KPROF_TRUNCATE_STEP:-1}
-if [ -z "${KPROF_TRUNCATE_STEP:-}" ] && ldd "$KANALYZE" 2>/dev/null | grep -q libasan; then
+if [ -z "${KPROF_TRUNCATE_STEP:-}" ] && ldd "$KANALYZE" 2>/dev/null | grep >/dev/null libasan; then
 	step=5
 	echo "note: sanitized kanalyze: every ${step}th offset plus the record boundaries"
 fi
