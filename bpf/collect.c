@@ -105,6 +105,7 @@ static struct loss_tally {
 	char reason[128];
 	uint64_t records, events, bytes, images;
 	uint32_t last_tgid, last_image;
+	bool others;	/* the last one: other reasons added to it */
 } losses[LOSS_REASONS];
 
 static void write_drop_record(struct image *im, const struct kp_rec_drop *d)
@@ -114,8 +115,10 @@ static void write_drop_record(struct image *im, const struct kp_rec_drop *d)
 	for (int i = 0; i < LOSS_REASONS && !t; i++)
 		if (!losses[i].reason[0] || strcmp(losses[i].reason, d->reason) == 0)
 			t = &losses[i];
-	if (!t)
-		t = &losses[LOSS_REASONS - 1]; /* "other losses" */
+	if (!t) {
+		t = &losses[LOSS_REASONS - 1];
+		t->others = true;
+	}
 	if (!t->reason[0])
 		snprintf(t->reason, sizeof(t->reason), "%s", d->reason);
 	t->records += d->records;
@@ -138,7 +141,7 @@ static void say_losses(void)
 			fprintf(stderr, " (%llu bytes)", (unsigned long long)t->bytes);
 		fprintf(stderr, " in %llu process image%s: %s%s\n",
 			(unsigned long long)t->images, t->images == 1 ? "" : "s",
-			i == LOSS_REASONS - 1 ? "(and others) " : "", t->reason);
+			t->others ? "(and others) " : "", t->reason);
 	}
 }
 

@@ -82,7 +82,6 @@ static bool modrm_valid(uint8_t op, uint8_t m)
 	bool r = (m >> 6) == 3;
 	switch (op) {
 	case 0x8d: /* lea */
-	case 0xc4: case 0xc5: /* (VEX in 64-bit mode; here for completeness) */
 		return !r;
 	case 0x8c: /* mov r/m, sreg */
 		return reg < 6;
