@@ -87,7 +87,7 @@ static void bar_chart(FILE *out, const char *id, const char *title, size_t n,
 
 static void profile_section(FILE *out, const struct ka_profile *p)
 {
-	bool off = p->total.has_off_cpu; /* kbpf-trace: time off CPU */
+	bool off = p->total.has_off_cpu_ns; /* kbpf-trace: time off CPU */
 	fprintf(out, "<h2>Syscall profile</h2>\n<table id=\"profile\"><thead><tr><th>Syscall</th>"
 		"<th>Count</th><th>Time (ms)</th>%s<th>Avg (us)</th><th>Retries</th>"
 		"<th>Errors</th><th>p50 (us)</th><th>p90 (us)</th><th>p99 (us)</th>"

@@ -38,7 +38,8 @@ struct ka_stack {
 
 /* One syscalls entry of one thread's last aggregate. */
 struct ka_sc_stats {
-	uint64_t nr, count, time_ns, min_ns, max_ns, retries, errors;
+	uint64_t nr;
+	KP_SC_COUNTERS(KP_SC_U64) /* record_schema.h */
 	struct ka_pair *errnos; /* errno -> calls */
 	size_t n_errnos;
 	struct ka_pair *hist; /* bucket -> calls */
@@ -48,9 +49,8 @@ struct ka_sc_stats {
 	/* `kinds`: KP_KIND_COUNTERS per descriptor kind, by KP_KIND_ROW */
 	bool have_kinds;
 	uint64_t kinds[KP_KINDS][KP_KIND_COUNTERS];
-	/* kbpf-trace (`off_cpu_ns`): of time_ns, off CPU */
-	bool have_off_cpu;
-	uint64_t off_cpu_ns;
+	/* kbpf-trace's `off_cpu_ns` (of time_ns, off CPU), with has_NAME */
+	KP_SC_OPTIONAL(KP_SC_U64_HAS)
 	struct ka_stack *stacks;
 	size_t n_stacks;
 };
@@ -77,7 +77,7 @@ struct ka_seq_range {
 /* Totals of one aggregate record, kept for time series (--interval). */
 struct ka_snapshot {
 	uint64_t pid, stream, thread, time_ns;
-	struct ka_sc_stats *sc; /* only nr, count, time_ns, retries, errors */
+	struct ka_sc_stats *sc; /* nr and the counters only */
 	size_t n_sc;
 };
 

@@ -142,16 +142,18 @@ static int parse_sc_entry(const msgpack_object *o, struct ka_sc_stats *sc,
 		bad->want = "map";
 		return -EINVAL;
 	}
-	if ((err = NEED_UINT(o, "nr", &sc->nr, bad)) ||
-	    (err = GET_UINT(o, "count", &sc->count, bad)) ||
-	    (err = GET_UINT(o, "time_ns", &sc->time_ns, bad)) ||
-	    (err = GET_UINT(o, "min_ns", &sc->min_ns, bad)) ||
-	    (err = GET_UINT(o, "max_ns", &sc->max_ns, bad)) ||
-	    (err = GET_UINT(o, "retries", &sc->retries, bad)) ||
-	    (err = GET_UINT(o, "errors", &sc->errors, bad)) ||
-	    (err = GET_UINT(o, "off_cpu_ns", &sc->off_cpu_ns, bad)))
+	if ((err = NEED_UINT(o, "nr", &sc->nr, bad)))
 		return err;
-	sc->have_off_cpu = kp_map_get(o, "off_cpu_ns") != NULL;
+#define COUNTER(name, merge)                                                   \
+	if ((err = GET_UINT(o, #name, &sc->name, bad)))                        \
+		return err;
+#define OPTIONAL(name, merge)                                                  \
+	COUNTER(name, merge)                                                   \
+	sc->has_##name = kp_map_get(o, #name) != NULL;
+	KP_SC_COUNTERS(COUNTER)
+	KP_SC_OPTIONAL(OPTIONAL)
+#undef COUNTER
+#undef OPTIONAL
 	err = get_pairs(kp_map_get(o, "errno"), KA_ERRNO_MAX + 1, &sc->errnos,
 			&sc->n_errnos);
 	if (err) {
@@ -238,10 +240,9 @@ static int history_add(struct ka_model *m, uint64_t pid, uint64_t id,
 			return -ENOMEM;
 		for (size_t i = 0; i < t->n_sc; i++) {
 			h->sc[i].nr = t->sc[i].nr;
-			h->sc[i].count = t->sc[i].count;
-			h->sc[i].time_ns = t->sc[i].time_ns;
-			h->sc[i].retries = t->sc[i].retries;
-			h->sc[i].errors = t->sc[i].errors;
+#define COUNTER(name, merge) h->sc[i].name = t->sc[i].name;
+			KP_SC_COUNTERS(COUNTER)
+#undef COUNTER
 		}
 		h->n_sc = t->n_sc;
 	}

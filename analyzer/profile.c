@@ -46,21 +46,6 @@ static int pair_by_key(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* Adds counters of one entry (or one row) into row r. */
-static void row_add(struct ka_row *r, uint64_t count, uint64_t time_ns,
-		    uint64_t min_ns, uint64_t max_ns, uint64_t retries,
-		    uint64_t errors)
-{
-	if (count && (r->count == 0 || min_ns < r->min_ns))
-		r->min_ns = min_ns;
-	if (max_ns > r->max_ns)
-		r->max_ns = max_ns;
-	r->count += count;
-	r->time_ns += time_ns;
-	r->retries += retries;
-	r->errors += errors;
-}
-
 /* Sorts and combines equal keys of pairs in place; returns the new count. */
 static size_t pairs_combine(struct ka_pair *p, size_t n)
 {
@@ -157,12 +142,8 @@ int ka_profile_build(struct ka_profile *p, const struct ka_model *m,
 		row_name(r, arch);
 		for (size_t k = i; k < j; k++) {
 			const struct ka_sc_stats *sc = all[k];
-			row_add(r, sc->count, sc->time_ns, sc->min_ns, sc->max_ns,
-				sc->retries, sc->errors);
-			if (sc->have_off_cpu) {
-				r->off_cpu_ns += sc->off_cpu_ns;
-				r->has_off_cpu = true;
-			}
+			KP_SC_MERGE(r, sc);
+			KP_SC_MERGE_HAS(r, sc);
 			for (size_t h = 0; h < sc->n_hist; h++)
 				r->hist.bucket[sc->hist[h].key] += sc->hist[h].value;
 			err = pairs_append(&r->errnos, &r->n_errnos, sc->errnos,
@@ -174,10 +155,8 @@ int ka_profile_build(struct ka_profile *p, const struct ka_model *m,
 		row_percentiles(r);
 
 		struct ka_row *t = &p->total;
-		row_add(t, r->count, r->time_ns, r->min_ns, r->max_ns, r->retries,
-			r->errors);
-		t->off_cpu_ns += r->off_cpu_ns;
-		t->has_off_cpu |= r->has_off_cpu;
+		KP_SC_MERGE(t, r);
+		KP_SC_MERGE_HAS(t, r);
 		kp_hist_add(&t->hist, &r->hist);
 		err = pairs_append(&t->errnos, &t->n_errnos, r->errnos, r->n_errnos);
 		if (err)

@@ -14,15 +14,14 @@
 struct ka_row {
 	uint64_t nr;
 	char name[40];
-	uint64_t count, time_ns, min_ns, max_ns, retries, errors;
+	KP_SC_COUNTERS(KP_SC_U64) /* record_schema.h */
 	uint64_t p50_ns, p90_ns, p99_ns;
 	struct ka_pair *errnos; /* sorted by errno */
 	size_t n_errnos;
 	struct kp_hist hist;
-	/* kbpf-trace's tp_btf programs: of time_ns, off CPU (blocked or
-	 * preempted; has_off_cpu: some merged entry said it) */
-	uint64_t off_cpu_ns;
-	bool has_off_cpu;
+	/* kbpf-trace's tp_btf programs: off_cpu_ns, of time_ns, off CPU
+	 * (blocked or preempted; has_off_cpu_ns: some merged entry said it) */
+	KP_SC_OPTIONAL(KP_SC_U64_HAS)
 	/* min/max, percentiles and errno are not known for every call (a
 	 * --by=kind row: the `kinds` counters have none of them) */
 	bool no_latency;

@@ -18,7 +18,7 @@ static void print_row(FILE *out, const struct ka_row *r)
 {
 	/* off_cpu_ns: kbpf-trace's, empty when the trace does not say */
 	char off[24] = "";
-	if (r->has_off_cpu)
+	if (r->has_off_cpu_ns)
 		snprintf(off, sizeof(off), "%" PRIu64, r->off_cpu_ns);
 	if (r->no_latency) {
 		fprintf(out, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64

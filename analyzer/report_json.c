@@ -102,7 +102,7 @@ static json_t *row_json(const struct ka_row *r, bool total, int *err)
 	}
 	set(o, "count", jint(r->count), err);
 	set(o, "time_ns", jint(r->time_ns), err);
-	if (r->has_off_cpu)
+	if (r->has_off_cpu_ns)
 		set(o, "off_cpu_ns", jint(r->off_cpu_ns), err);
 	set(o, "avg_ns", jint(r->count ? r->time_ns / r->count : 0), err);
 	/* null: not known for every call of the row (--by=kind) */

@@ -109,7 +109,7 @@ static void md_table(FILE *out, const struct ka_profile *p,
 		fputs("| Errors | Errno ", out);
 	if (o->percentiles)
 		fputs("| p50 (us) | p90 (us) | p99 (us) | Max (us) ", out);
-	bool off = p->total.has_off_cpu; /* kbpf-trace: time off CPU */
+	bool off = p->total.has_off_cpu_ns; /* kbpf-trace: time off CPU */
 	if (off)
 		fputs("| Off CPU (ms) ", out);
 	fputs("|\n|:--|--:|--:|--:|--:", out);

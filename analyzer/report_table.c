@@ -134,7 +134,7 @@ static int print_profile(FILE *out, const struct ka_profile *p,
 {
 	const char *titles[MAX_COLS];
 	size_t w[MAX_COLS];
-	bool off_cpu = p->total.has_off_cpu;
+	bool off_cpu = p->total.has_off_cpu_ns;
 	int ncols = columns(o, off_cpu, titles, w);
 	size_t nrows = ka_report_rows(p, o);
 	struct line *lines = calloc(nrows + 2, sizeof(*lines));

@@ -96,15 +96,11 @@ static void agg_add(void *entry, const void *value)
 	const struct kbpf_agg_value *c = value;
 	if (!c->count)
 		return;
-	if (!e->count || c->min_ns < e->min_ns)
-		e->min_ns = c->min_ns;
-	if (c->max_ns > e->max_ns)
-		e->max_ns = c->max_ns;
-	e->count += c->count;
-	e->time_ns += c->time_ns;
-	e->off_cpu_ns += c->off_cpu_ns;
-	e->retries += c->retries;
-	e->errors += c->errors;
+	/* the optional counters too: a program without them leaves 0 */
+#define OPTIONAL(name, merge) e->name = KP_SC_MERGE_##merge(e->name, c->name, e->count);
+	KP_SC_OPTIONAL(OPTIONAL)
+#undef OPTIONAL
+	KP_SC_MERGE(e, c);
 	for (int b = 0; b < KBPF_HIST_BUCKETS; b++)
 		e->hist[b] += c->hist[b];
 	for (int k = 0; k < KP_KINDS; k++)

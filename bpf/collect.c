@@ -334,20 +334,17 @@ static void write_group(struct image *im, const struct agg_entry *a, size_t i,
 		}
 		struct kp_rec_syscall s = {
 			.nr = a[k].key.nr,
-			.count = a[k].v.count,
-			.time_ns = a[k].v.time_ns,
-			.min_ns = a[k].v.min_ns,
-			.max_ns = a[k].v.max_ns,
-			.retries = a[k].v.retries,
-			.errors = a[k].v.errors,
 			.n_errno = n_err,
 			.errno_value = err_value,
 			.errno_count = err_count,
 			.hist64 = (const uint64_t *)a[k].v.hist,
 			.kinds = (const uint64_t (*)[KP_KIND_COUNTERS])a[k].v.kinds,
-			.has_off_cpu = tr->tp_btf,
-			.off_cpu_ns = a[k].v.off_cpu_ns,
+			.has_off_cpu_ns = tr->tp_btf,
 		};
+#define COUNTER(name, merge) s.name = a[k].v.name;
+		KP_SC_COUNTERS(COUNTER)
+		KP_SC_OPTIONAL(COUNTER)
+#undef COUNTER
 		if (cfg.stacks) {
 			while (sd->s < sd->n_st && aggs_cmp_key(&sd->st[sd->s].key.agg, &a[k].key) < 0)
 				sd->s++;

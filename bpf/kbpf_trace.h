@@ -56,19 +56,17 @@ struct kbpf_agg_key {
 };
 
 struct kbpf_agg_value {
-	__u64 count;
-	__u64 time_ns;
-	__u64 min_ns;
-	__u64 max_ns;
-	__u64 retries;	/* -EAGAIN of a would-block syscall (cfg_would_block) */
-	__u64 errors;	/* any other -errno, other EAGAINs included */
+	/* count, time_ns, min_ns, max_ns, retries (-EAGAIN of a would-block
+	 * syscall: cfg_would_block), errors (any other -errno, other EAGAINs
+	 * included): record_schema.h */
+	KP_SC_COUNTERS(KP_SC_BPF_U64)
 	__u64 hist[KBPF_HIST_BUCKETS];
 	/* calls whose first argument is a descriptor, by its kind - 1:
 	 * count, time_ns, retries, errors (the `kinds` of FORMAT.md) */
 	__u64 kinds[KP_KINDS][KP_KIND_COUNTERS];
-	/* of time_ns, what the threads spent off CPU (sched_switch: blocked
-	 * or preempted); tp_btf programs only */
-	__u64 off_cpu_ns;
+	/* off_cpu_ns: of time_ns, what the threads spent off CPU
+	 * (sched_switch: blocked or preempted); tp_btf programs only */
+	KP_SC_OPTIONAL(KP_SC_BPF_U64)
 };
 
 /* --stacks: user stacks as frame-pointer chains, innermost first. */

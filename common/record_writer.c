@@ -186,17 +186,24 @@ void kp_rec_syscall(struct kp_writer *w, const struct kp_rec_syscall *s)
 			kinds[k][i] = __atomic_load_n(&s->kinds[k][i], __ATOMIC_RELAXED);
 		n_kinds += kinds[k][KP_KIND_COUNT] != 0;
 	}
-	msgpack_pack_map(&w->pk, 9 + (s->n_sites != 0) + (n_kinds != 0) +
-				 (s->n_stacks != 0) + s->has_off_cpu);
+	unsigned keys = 3; /* nr, errno, hist */
+#define COUNTER(name, merge) keys++;
+#define OPTIONAL(name, merge) keys += s->has_##name;
+	KP_SC_COUNTERS(COUNTER)
+	KP_SC_OPTIONAL(OPTIONAL)
+	msgpack_pack_map(&w->pk, keys + (s->n_sites != 0) + (n_kinds != 0) +
+				 (s->n_stacks != 0));
 	put_kv_u64(w, "nr", s->nr);
-	put_kv_u64(w, "count", s->count);
-	put_kv_u64(w, "time_ns", s->time_ns);
-	put_kv_u64(w, "min_ns", s->min_ns);
-	put_kv_u64(w, "max_ns", s->max_ns);
-	put_kv_u64(w, "retries", s->retries);
-	put_kv_u64(w, "errors", s->errors);
-	if (s->has_off_cpu)
-		put_kv_u64(w, "off_cpu_ns", s->off_cpu_ns);
+#undef COUNTER
+#undef OPTIONAL
+#define COUNTER(name, merge) put_kv_u64(w, #name, s->name);
+#define OPTIONAL(name, merge)                                                  \
+	if (s->has_##name)                                                     \
+		put_kv_u64(w, #name, s->name);
+	KP_SC_COUNTERS(COUNTER)
+	KP_SC_OPTIONAL(OPTIONAL)
+#undef COUNTER
+#undef OPTIONAL
 	/*
 	 * The shim encodes counters that other threads are still updating:
 	 * count and emit the entries of one snapshot, or a map's declared

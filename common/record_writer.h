@@ -79,12 +79,7 @@ struct kp_rec_stack {
 /* One entry of an aggregate's `syscalls` array. */
 struct kp_rec_syscall {
 	uint32_t nr;
-	uint64_t count;
-	uint64_t time_ns;
-	uint64_t min_ns;
-	uint64_t max_ns;
-	uint64_t retries;
-	uint64_t errors;
+	KP_SC_COUNTERS(KP_SC_U64) /* record_schema.h */
 	unsigned n_errno;
 	const uint32_t *errno_value;	/* n_errno errno values ... */
 	const uint64_t *errno_count;	/* ... and how often each failed */
@@ -98,8 +93,9 @@ struct kp_rec_syscall {
 	 * KP_KIND_COUNTERS, rows with a zero count left out (read with relaxed
 	 * atomic loads: the shim's threads may be counting) */
 	const uint64_t (*kinds)[KP_KIND_COUNTERS];
-	bool has_off_cpu;		/* an "off_cpu_ns" key (kbpf-trace) */
-	uint64_t off_cpu_ns;		/* of time_ns, off CPU (sched_switch) */
+	/* kbpf-trace's off_cpu_ns (of time_ns, off CPU: sched_switch); a
+	 * key only where has_NAME */
+	KP_SC_OPTIONAL(KP_SC_U64_HAS)
 	unsigned n_stacks;		/* 0: no "stacks" key (kbpf-trace --stacks) */
 	const struct kp_rec_stack *stacks;
 };

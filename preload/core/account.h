@@ -29,12 +29,7 @@
 #define KP_SITES 12
 
 struct kp_slot {
-	uint64_t count;
-	uint64_t time_ns;
-	uint64_t min_ns;
-	uint64_t max_ns;
-	uint64_t retries;
-	uint64_t errors;
+	KP_SC_COUNTERS(KP_SC_U64) /* record_schema.h */
 	uint32_t nr;
 	uint32_t errno_value[KP_ERRNO_PAIRS];
 	uint64_t errno_count[KP_ERRNO_PAIRS + 1]; /* last: any other errno */

@@ -98,17 +98,17 @@ static void put_slot(struct kp_writer *w, const struct kp_slot *s, uint64_t coun
 {
 	struct kp_rec_syscall r = {
 		.nr = s->nr,
-		.count = count,
-		.time_ns = s->time_ns,
-		.min_ns = s->min_ns == UINT64_MAX ? 0 : s->min_ns,
-		.max_ns = s->max_ns,
-		.retries = s->retries,
-		.errors = s->errors,
 		.n_errno = KP_ERRNO_PAIRS + 1,
 		.errno_value = NULL,
 		.errno_count = s->errno_count,
 		.hist32 = s->hist,
 	};
+#define COUNTER(name, merge) r.name = s->name;
+	KP_SC_COUNTERS(COUNTER)
+#undef COUNTER
+	r.count = count; /* the caller's snapshot of it */
+	if (r.min_ns == UINT64_MAX) /* none yet */
+		r.min_ns = 0;
 	uint64_t site_addr[KP_SITES + 1], site_count[KP_SITES + 1],
 		site_time[KP_SITES + 1];
 	unsigned n_sites = 0;
