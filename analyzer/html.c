@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "columns.h"
 #include "html.h"
 #include "syscalls.h"
 #include "views.h"
@@ -85,30 +86,35 @@ static void bar_chart(FILE *out, const char *id, const char *title, size_t n,
 	fputs("</svg>\n", out);
 }
 
+/* The report's profile table: every counter, whatever the options. */
+static const enum ka_col html_cols[] = {
+	KA_COL_NAME,	KA_COL_COUNT, KA_COL_TIME, KA_COL_OFF_CPU, KA_COL_AVG,
+	KA_COL_RETRIES, KA_COL_ERRORS, KA_COL_P50, KA_COL_P90,	   KA_COL_P99,
+	KA_COL_MAX,
+};
+#define HTML_COLS (sizeof(html_cols) / sizeof(html_cols[0]))
+
 static void profile_section(FILE *out, const struct ka_profile *p)
 {
-	bool off = p->total.has_off_cpu_ns; /* kbpf-trace: time off CPU */
-	fprintf(out, "<h2>Syscall profile</h2>\n<table id=\"profile\"><thead><tr><th>Syscall</th>"
-		"<th>Count</th><th>Time (ms)</th>%s<th>Avg (us)</th><th>Retries</th>"
-		"<th>Errors</th><th>p50 (us)</th><th>p90 (us)</th><th>p99 (us)</th>"
-		"<th>Max (us)</th></tr></thead><tbody>\n", off ? "<th>Off CPU (ms)</th>" : "");
+	const struct ka_report_opts all = { .errors = true, .percentiles = true };
+	enum ka_col cols[HTML_COLS];
+	size_t ncols = ka_cols_shown(html_cols, HTML_COLS, &all, p, cols);
+	fputs("<h2>Syscall profile</h2>\n<table id=\"profile\"><thead><tr>", out);
+	for (size_t c = 0; c < ncols; c++)
+		fprintf(out, "<th>%s</th>", ka_columns[cols[c]].heading);
+	fputs("</tr></thead><tbody>\n", out);
 	for (size_t i = 0; i <= p->n_rows; i++) {
-		const struct ka_row *r = i < p->n_rows ? &p->rows[i] : &p->total;
-		fprintf(out, "<tr%s><td>", i == p->n_rows ? " class=\"total\"" : "");
-		esc(out, r->name);
-		if (i < p->n_rows)
-			fprintf(out, " (%" PRIu64 ")", r->nr);
-		fprintf(out, "</td><td>%" PRIu64 "</td><td>%.3f</td>", r->count,
-			(double)r->time_ns / 1e6);
-		if (off)
-			fprintf(out, "<td>%.3f</td>", (double)r->off_cpu_ns / 1e6);
-		fprintf(out, "<td>%.3f</td><td>%" PRIu64
-			"</td><td>%" PRIu64 "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
-			"<td>%.3f</td></tr>\n",
-			r->count ? (double)r->time_ns / (double)r->count / 1e3 : 0.0,
-			r->retries, r->errors, (double)r->p50_ns / 1e3,
-			(double)r->p90_ns / 1e3, (double)r->p99_ns / 1e3,
-			(double)r->max_ns / 1e3);
+		bool total = i == p->n_rows;
+		const struct ka_row *r = total ? &p->total : &p->rows[i];
+		fprintf(out, "<tr%s>", total ? " class=\"total\"" : "");
+		for (size_t c = 0; c < ncols; c++) {
+			char cell[256];
+			ka_col_text(cell, sizeof(cell), cols[c], r, p, total, &all);
+			fputs("<td>", out);
+			esc(out, cell);
+			fputs("</td>", out);
+		}
+		fputs("</tr>\n", out);
 	}
 	fputs("</tbody></table>\n", out);
 }

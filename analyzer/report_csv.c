@@ -11,33 +11,37 @@
 #include <string.h>
 
 #include "csv.h"
+#include "columns.h"
 #include "report.h"
 
-/* name..errno of one row; unknown values (--by=kind) are empty. */
+/* CSV's columns, in order: every one, whatever the options. */
+static const enum ka_col csv_cols[] = {
+	KA_COL_NAME, KA_COL_NR,	     KA_COL_COUNT, KA_COL_TIME, KA_COL_AVG,
+	KA_COL_MIN,  KA_COL_MAX,     KA_COL_RETRIES, KA_COL_ERRORS, KA_COL_P50,
+	KA_COL_P90,  KA_COL_P99,     KA_COL_OFF_CPU, KA_COL_ERRNO,
+};
+#define CSV_COLS (sizeof(csv_cols) / sizeof(csv_cols[0]))
+
+/* name..errno of one row; values the row does not know (--by=kind's
+ * latency, a trace without off-CPU time) are empty. */
 static void print_row(FILE *out, const struct ka_row *r)
 {
-	/* off_cpu_ns: kbpf-trace's, empty when the trace does not say */
-	char off[24] = "";
-	if (r->has_off_cpu_ns)
-		snprintf(off, sizeof(off), "%" PRIu64, r->off_cpu_ns);
-	if (r->no_latency) {
-		fprintf(out, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",,,%" PRIu64 ",%" PRIu64 ",,,,%s,\n",
-			r->name, r->nr, r->count, r->time_ns,
-			r->count ? r->time_ns / r->count : 0, r->retries, r->errors, off);
-		return;
-	}
-	fprintf(out, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		",%" PRIu64 ",%" PRIu64 ",%s,",
-		r->name, r->nr, r->count, r->time_ns,
-		r->count ? r->time_ns / r->count : 0, r->min_ns, r->max_ns,
-		r->retries, r->errors, r->p50_ns, r->p90_ns, r->p99_ns, off);
-	for (size_t k = 0; k < r->n_errnos; k++) {
-		char buf[32];
-		fprintf(out, "%s%s=%" PRIu64, k ? " " : "",
-			ka_errno_name(r->errnos[k].key, buf, sizeof(buf)),
-			r->errnos[k].value);
+	for (size_t c = 0; c < CSV_COLS; c++) {
+		uint64_t v;
+		if (c)
+			fputc(',', out);
+		if (csv_cols[c] == KA_COL_NAME)
+			fputs(r->name, out);
+		else if (csv_cols[c] == KA_COL_ERRNO) {
+			for (size_t k = 0; !r->no_latency && k < r->n_errnos; k++) {
+				char buf[32];
+				fprintf(out, "%s%s=%" PRIu64, k ? " " : "",
+					ka_errno_name(r->errnos[k].key, buf, sizeof(buf)),
+					r->errnos[k].value);
+			}
+		}
+		else if (ka_col_value(csv_cols[c], r, &v))
+			fprintf(out, "%" PRIu64, v);
 	}
 	fputc('\n', out);
 }
@@ -98,8 +102,9 @@ int ka_report_csv(FILE *out, const struct ka_model *m,
 		fputs("pid,stream,thread,tid,thread_name,", out);
 	else if (o->by == KA_BY_KIND)
 		fputs("kind,", out);
-	fputs("name,nr,count,time_ns,avg_ns,min_ns,max_ns,retries,errors,"
-	      "p50_ns,p90_ns,p99_ns,off_cpu_ns,errno\n", out);
+	for (size_t c = 0; c < CSV_COLS; c++)
+		fprintf(out, "%s%s", c ? "," : "", ka_columns[csv_cols[c]].key);
+	fputc('\n', out);
 	if (o->by == KA_BY_SYSCALL)
 		return print_rows(out, m, NULL, NULL, o);
 	if (o->by == KA_BY_KIND)

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "columns.h"
 #include "dispatch.h"
 #include "report.h"
 #include "syscalls.h"
@@ -89,6 +90,14 @@ static void append(json_t *array, json_t *value, int *err)
 		*err = -ENOMEM;
 }
 
+/* A row's counters, in order; "name", "nr" before them, "errno" after. */
+static const enum ka_col json_cols[] = {
+	KA_COL_COUNT, KA_COL_TIME,    KA_COL_OFF_CPU, KA_COL_AVG, KA_COL_MIN,
+	KA_COL_MAX,   KA_COL_RETRIES, KA_COL_ERRORS,  KA_COL_P50, KA_COL_P90,
+	KA_COL_P99,
+};
+#define JSON_COLS (sizeof(json_cols) / sizeof(json_cols[0]))
+
 static json_t *row_json(const struct ka_row *r, bool total, int *err)
 {
 	json_t *o = json_object();
@@ -100,20 +109,16 @@ static json_t *row_json(const struct ka_row *r, bool total, int *err)
 		set(o, "name", json_string(r->name), err);
 		set(o, "nr", jint(r->nr), err);
 	}
-	set(o, "count", jint(r->count), err);
-	set(o, "time_ns", jint(r->time_ns), err);
-	if (r->has_off_cpu_ns)
-		set(o, "off_cpu_ns", jint(r->off_cpu_ns), err);
-	set(o, "avg_ns", jint(r->count ? r->time_ns / r->count : 0), err);
-	/* null: not known for every call of the row (--by=kind) */
+	/* null: not known for every call of the row (--by=kind); off_cpu_ns
+	 * only where the trace says it */
+	for (size_t c = 0; c < JSON_COLS; c++) {
+		uint64_t v;
+		if (ka_col_value(json_cols[c], r, &v))
+			set(o, ka_columns[json_cols[c]].key, jint(v), err);
+		else if (json_cols[c] != KA_COL_OFF_CPU)
+			set(o, ka_columns[json_cols[c]].key, json_null(), err);
+	}
 	bool nl = r->no_latency;
-	set(o, "min_ns", nl ? json_null() : jint(r->min_ns), err);
-	set(o, "max_ns", nl ? json_null() : jint(r->max_ns), err);
-	set(o, "retries", jint(r->retries), err);
-	set(o, "errors", jint(r->errors), err);
-	set(o, "p50_ns", nl ? json_null() : jint(r->p50_ns), err);
-	set(o, "p90_ns", nl ? json_null() : jint(r->p90_ns), err);
-	set(o, "p99_ns", nl ? json_null() : jint(r->p99_ns), err);
 	if (nl) {
 		set(o, "errno", json_null(), err);
 		return o;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "columns.h"
 #include "report.h"
 
 /* Table cells may not contain '|' or line breaks. */
@@ -23,39 +24,28 @@ static void md_text(FILE *out, const char *s)
 	}
 }
 
-static void md_row(FILE *out, const struct ka_row *r, bool total, bool off_cpu,
+/* Markdown's columns, in order (columns.h: which are shown). */
+static const enum ka_col md_cols[] = {
+	KA_COL_NAME, KA_COL_COUNT, KA_COL_TIME, KA_COL_AVG,	KA_COL_RETRIES,
+	KA_COL_ERRORS, KA_COL_ERRNO, KA_COL_P50, KA_COL_P90,	KA_COL_P99,
+	KA_COL_MAX,  KA_COL_OFF_CPU,
+};
+#define MD_COLS (sizeof(md_cols) / sizeof(md_cols[0]))
+
+/* One row; the TOTAL row's numbers in bold. */
+static void md_row(FILE *out, const enum ka_col *cols, size_t ncols,
+		   const struct ka_row *r, const struct ka_profile *p, bool total,
 		   const struct ka_report_opts *o)
 {
-	const char *b = total ? "**" : "";
-	if (total)
-		fprintf(out, "| **TOTAL** ");
-	else
-		fprintf(out, "| %s (%" PRIu64 ") ", r->name, r->nr);
-	char time_ms[32], avg_ms[32];
-	ka_format_duration(time_ms, sizeof(time_ms), (double)r->time_ns / 1e6, 2);
-	ka_format_duration(avg_ms, sizeof(avg_ms),
-			   r->count ? (double)r->time_ns / (double)r->count / 1e6 : 0.0, 3);
-	fprintf(out, "| %s%" PRIu64 "%s | %s%s%s | %s%s%s | %s%" PRIu64 "%s ",
-		b, r->count, b, b, time_ms, b, b, avg_ms, b, b, r->retries, b);
-	if (o->errors) {
-		char buf[1024];
-		ka_report_errnos(buf, sizeof(buf), r);
-		fprintf(out, "| %s%" PRIu64 "%s | %s ", b, r->errors, b, buf);
-	}
-	if (o->percentiles && r->no_latency)
-		fputs("| - | - | - | - ", out);
-	else if (o->percentiles) {
-		const uint64_t v[4] = { r->p50_ns, r->p90_ns, r->p99_ns, r->max_ns };
-		for (int k = 0; k < 4; k++) {
-			char us[32];
-			ka_format_duration(us, sizeof(us), (double)v[k] / 1e3, 2);
-			fprintf(out, "| %s ", us);
-		}
-	}
-	if (off_cpu) {
-		char ms[32];
-		ka_format_duration(ms, sizeof(ms), (double)r->off_cpu_ns / 1e6, 2);
-		fprintf(out, "| %s%s%s ", b, ms, b);
+	for (size_t c = 0; c < ncols; c++) {
+		char cell[1024];
+		ka_col_text(cell, sizeof(cell), cols[c], r, p, total, o);
+		bool bold = total && cols[c] != KA_COL_ERRNO;
+		fputs("| ", out);
+		if (bold)
+			fputs("**", out);
+		md_text(out, cell);
+		fputs(bold ? "** " : " ", out);
 	}
 	fputs("|\n", out);
 }
@@ -104,26 +94,18 @@ static int md_kinds(FILE *out, const struct ka_model *m,
 static void md_table(FILE *out, const struct ka_profile *p,
 		     const struct ka_report_opts *o)
 {
-	fputs("| Syscall | Count | Time (ms) | Avg (ms) | Retries ", out);
-	if (o->errors)
-		fputs("| Errors | Errno ", out);
-	if (o->percentiles)
-		fputs("| p50 (us) | p90 (us) | p99 (us) | Max (us) ", out);
-	bool off = p->total.has_off_cpu_ns; /* kbpf-trace: time off CPU */
-	if (off)
-		fputs("| Off CPU (ms) ", out);
-	fputs("|\n|:--|--:|--:|--:|--:", out);
-	if (o->errors)
-		fputs("|--:|:--", out);
-	if (o->percentiles)
-		fputs("|--:|--:|--:|--:", out);
-	if (off)
-		fputs("|--:", out);
+	enum ka_col cols[MD_COLS];
+	size_t ncols = ka_cols_shown(md_cols, MD_COLS, o, p, cols);
+	for (size_t c = 0; c < ncols; c++)
+		fprintf(out, "| %s ", ka_columns[cols[c]].heading);
+	fputs("|\n", out);
+	for (size_t c = 0; c < ncols; c++)
+		fputs(ka_columns[cols[c]].left ? "|:--" : "|--:", out);
 	fputs("|\n", out);
 	size_t n = ka_report_rows(p, o);
 	for (size_t i = 0; i < n; i++)
-		md_row(out, &p->rows[i], false, off, o);
-	md_row(out, &p->total, true, off, o);
+		md_row(out, cols, ncols, &p->rows[i], p, false, o);
+	md_row(out, cols, ncols, &p->total, p, true, o);
 	if (n < p->n_rows)
 		fprintf(out, "\n%zu more syscalls not shown.\n", p->n_rows - n);
 	fputc('\n', out);

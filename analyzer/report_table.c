@@ -11,114 +11,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "columns.h"
 #include "dispatch.h"
 #include "report.h"
 #include "views.h"
 
-#define MAX_COLS 14
 #define CELL 72
 
 struct line {
-	char cell[MAX_COLS][CELL];
+	char cell[KA_COLS][CELL];
 };
 
-static int columns(const struct ka_report_opts *o, bool off_cpu, const char **titles,
-		   size_t *widths)
+/* The text table's columns, in order (columns.h: which are shown). */
+static const enum ka_col table_cols[] = {
+	KA_COL_NAME,	KA_COL_COUNT, KA_COL_CALLS_PER_S, KA_COL_MS_PER_S,
+	KA_COL_TIME,	KA_COL_OFF_CPU, KA_COL_AVG,	  KA_COL_RETRIES,
+	KA_COL_ERRORS, KA_COL_P50,	KA_COL_P90,	  KA_COL_P99,
+	KA_COL_MAX,
+};
+#define MAX_COLS (sizeof(table_cols) / sizeof(table_cols[0]))
+
+static void fill(struct line *l, const enum ka_col *cols, size_t ncols,
+		 const struct ka_row *r, const struct ka_profile *p, bool total,
+		 const struct ka_report_opts *o)
 {
-	static const char *const base[] = { "Syscall", "Count", "Time(ms)",
-					    "Avg(ms)", "Retries" };
-	static const size_t base_w[] = { 16, 6, 13, 11, 11 };
-	int n = 0;
-	for (int b = 0; b < 5; b++) {
-		titles[n] = base[b];
-		widths[n++] = base_w[b];
-		if (b == 2 && off_cpu) { /* beside the time it is part of */
-			titles[n] = "OffCPU(ms)";
-			widths[n++] = 12;
-		}
-		if (b == 1 && o->rate_calls) { /* the live view's rates */
-			titles[n] = "Calls/s";
-			widths[n++] = 10;
-			titles[n] = "ms/s";
-			widths[n++] = 9;
-		}
-	}
-	if (o->errors) {
-		titles[n] = "Errors";
-		widths[n++] = 10;
-	}
-	if (o->percentiles) {
-		static const char *const pct[] = { "p50(us)", "p90(us)",
-						   "p99(us)", "Max(us)" };
-		for (int k = 0; k < 4; k++) {
-			titles[n] = pct[k];
-			widths[n++] = 11;
-		}
-	}
-	return n;
+	for (size_t c = 0; c < ncols; c++)
+		ka_col_text(l->cell[c], CELL, cols[c], r, p, total, o);
 }
 
-/* The live view's rates of r (total: of every row of p). */
-static void rates(const struct ka_row *r, const struct ka_profile *p, bool total,
-		  const struct ka_report_opts *o, double *calls, double *ms)
+static void print_line(FILE *out, const struct line *l, const enum ka_col *cols,
+		       size_t ncols, const size_t *w)
 {
-	*calls = *ms = 0;
-	for (size_t i = 0; i < (total ? p->n_rows : 1); i++) {
-		uint64_t nr = total ? p->rows[i].nr : r->nr;
-		if (nr < o->n_rates) {
-			*calls += o->rate_calls[nr];
-			*ms += o->rate_ms[nr];
-		}
-	}
-}
-
-static void fill(struct line *l, const struct ka_row *r, const struct ka_profile *p,
-		 bool total, bool off_cpu, const struct ka_report_opts *o)
-{
-	int c = 0;
-	if (total)
-		snprintf(l->cell[c++], CELL, "TOTAL");
-	else
-		snprintf(l->cell[c++], CELL, "%s (%" PRIu64 ")", r->name, r->nr);
-	snprintf(l->cell[c++], CELL, "%" PRIu64, r->count);
-	if (o->rate_calls) {
-		double calls, ms;
-		rates(r, p, total, o, &calls, &ms);
-		snprintf(l->cell[c++], CELL, "%.0f", calls);
-		snprintf(l->cell[c++], CELL, "%.2f", ms);
-	}
-	ka_format_duration(l->cell[c++], CELL, (double)r->time_ns / 1e6, 2);
-	if (off_cpu)
-		ka_format_duration(l->cell[c++], CELL, (double)r->off_cpu_ns / 1e6, 2);
-	ka_format_duration(l->cell[c++], CELL,
-			   r->count ? (double)r->time_ns / (double)r->count / 1e6 : 0.0, 3);
-	snprintf(l->cell[c++], CELL, "%" PRIu64, r->retries);
-	if (o->errors)
-		snprintf(l->cell[c++], CELL, "%" PRIu64, r->errors);
-	if (o->percentiles) {
-		/* Without histogram data there are no percentiles to show. */
-		uint64_t in_hist = 0;
-		for (unsigned b = 0; b < KP_HIST_BUCKETS; b++)
-			in_hist += r->hist.bucket[b];
-		const uint64_t v[4] = { r->p50_ns, r->p90_ns, r->p99_ns, r->max_ns };
-		for (int k = 0; k < 4; k++) {
-			if (r->no_latency)
-				snprintf(l->cell[c++], CELL, "-");
-			else if (in_hist || k == 3)
-				/* in us, the same rule */
-				ka_format_duration(l->cell[c++], CELL, (double)v[k] / 1e3, 2);
-			else
-				snprintf(l->cell[c++], CELL, "-");
-		}
-	}
-}
-
-static void print_line(FILE *out, const struct line *l, int ncols,
-		       const size_t *w)
-{
-	fprintf(out, "%-*s", (int)w[0], l->cell[0]);
-	for (int c = 1; c < ncols; c++)
-		fprintf(out, "%*s", (int)w[c], l->cell[c]);
+	for (size_t c = 0; c < ncols; c++)
+		fprintf(out, ka_columns[cols[c]].left ? "%-*s" : "%*s", (int)w[c],
+			l->cell[c]);
 	fputc('\n', out);
 }
 
@@ -132,34 +58,35 @@ static void print_dashes(FILE *out, size_t n)
 static int print_profile(FILE *out, const struct ka_profile *p,
 			 const struct ka_report_opts *o)
 {
-	const char *titles[MAX_COLS];
+	enum ka_col cols[MAX_COLS];
 	size_t w[MAX_COLS];
-	bool off_cpu = p->total.has_off_cpu_ns;
-	int ncols = columns(o, off_cpu, titles, w);
+	size_t ncols = ka_cols_shown(table_cols, MAX_COLS, o, p, cols);
 	size_t nrows = ka_report_rows(p, o);
 	struct line *lines = calloc(nrows + 2, sizeof(*lines));
 	if (!lines)
 		return -ENOMEM;
 
-	for (int c = 0; c < ncols; c++)
-		snprintf(lines[0].cell[c], CELL, "%s", titles[c]);
+	for (size_t c = 0; c < ncols; c++) {
+		snprintf(lines[0].cell[c], CELL, "%s", ka_columns[cols[c]].title);
+		w[c] = ka_columns[cols[c]].width;
+	}
 	for (size_t i = 0; i < nrows; i++)
-		fill(&lines[i + 1], &p->rows[i], p, false, off_cpu, o);
-	fill(&lines[nrows + 1], &p->total, p, true, off_cpu, o);
+		fill(&lines[i + 1], cols, ncols, &p->rows[i], p, false, o);
+	fill(&lines[nrows + 1], cols, ncols, &p->total, p, true, o);
 	for (size_t i = 0; i < nrows + 2; i++)
-		for (int c = 0; c < ncols; c++) {
+		for (size_t c = 0; c < ncols; c++) {
 			size_t len = strlen(lines[i].cell[c]) + 1;
 			if (len > w[c])
 				w[c] = len;
 		}
 	size_t width = 0;
-	for (int c = 0; c < ncols; c++)
+	for (size_t c = 0; c < ncols; c++)
 		width += w[c];
 
-	print_line(out, &lines[0], ncols, w);
+	print_line(out, &lines[0], cols, ncols, w);
 	print_dashes(out, width);
 	for (size_t i = 0; i < nrows; i++) {
-		print_line(out, &lines[i + 1], ncols, w);
+		print_line(out, &lines[i + 1], cols, ncols, w);
 		if (o->errors && p->rows[i].n_errnos) {
 			char buf[1024];
 			ka_report_errnos(buf, sizeof(buf), &p->rows[i]);
@@ -169,7 +96,7 @@ static int print_profile(FILE *out, const struct ka_profile *p,
 	if (nrows < p->n_rows)
 		fprintf(out, "(%zu more syscalls not shown)\n", p->n_rows - nrows);
 	print_dashes(out, width);
-	print_line(out, &lines[nrows + 1], ncols, w);
+	print_line(out, &lines[nrows + 1], cols, ncols, w);
 	free(lines);
 	return 0;
 }
