@@ -276,6 +276,61 @@ static void count_events(const struct ka_model *m, uint64_t *recorded, uint64_t 
 	}
 }
 
+/*
+ * The views printed on stdout, in this order, each when its option asks
+ * (a new view: its option in cli.c, a row here); with none of them, the
+ * profile in the format of --format.
+ */
+static bool want_sites(const struct cli *c) { return c->sites; }
+static bool want_folded(const struct cli *c) { return c->folded; }
+/* with --html, the series is drawn in the report instead */
+static bool want_series(const struct cli *c) { return c->interval_ms && !c->html; }
+static bool want_blocking(const struct cli *c) { return c->blocking; }
+static bool want_errno(const struct cli *c) { return c->by_errno; }
+
+static int print_sites(FILE *out, const struct ka_model *m, const struct cli *c)
+{
+	return ka_report_sites(out, m, &c->opts);
+}
+
+static int print_folded(FILE *out, const struct ka_model *m, const struct cli *c)
+{
+	(void)c;
+	return ka_write_folded(out, m);
+}
+
+static int print_series(FILE *out, const struct ka_model *m, const struct cli *c)
+{
+	return ka_report_series(out, m, c->interval_ms, &c->opts);
+}
+
+static int print_blocking(FILE *out, const struct ka_model *m, const struct cli *c)
+{
+	return ka_report_blocking(out, m, &c->opts);
+}
+
+static int print_errno(FILE *out, const struct ka_model *m, const struct cli *c)
+{
+	return ka_report_errno_table(out, m, &c->opts);
+}
+
+static const struct {
+	bool (*wanted)(const struct cli *cli);
+	int (*print)(FILE *out, const struct ka_model *m, const struct cli *cli);
+} views[] = {
+	{ want_sites, print_sites },	   { want_folded, print_folded },
+	{ want_series, print_series },	   { want_blocking, print_blocking },
+	{ want_errno, print_errno },
+};
+
+static int (*const formats[])(FILE *out, const struct ka_model *m,
+			      const struct ka_report_opts *o) = {
+	[KA_FORMAT_TABLE] = ka_report_table,
+	[KA_FORMAT_JSON] = ka_report_json,
+	[KA_FORMAT_CSV] = ka_report_csv,
+	[KA_FORMAT_MARKDOWN] = ka_report_markdown,
+};
+
 /* Everything printed from one model; the exit status. */
 static int print_views(struct cli *cli, struct ka_model *m, bool damaged)
 {
@@ -309,24 +364,10 @@ static int print_views(struct cli *cli, struct ka_model *m, bool damaged)
 			return EXIT_USAGE;
 		printed = true;
 	}
-	if (cli->sites) {
-		err = ka_report_sites(stdout, m, &cli->opts);
-		printed = true;
-	}
-	if (!err && cli->folded) {
-		err = ka_write_folded(stdout, m);
-		printed = true;
-	}
-	if (!err && cli->interval_ms && !cli->html) {
-		err = ka_report_series(stdout, m, cli->interval_ms, &cli->opts);
-		printed = true;
-	}
-	if (!err && cli->blocking) {
-		err = ka_report_blocking(stdout, m, &cli->opts);
-		printed = true;
-	}
-	if (!err && cli->by_errno) {
-		err = ka_report_errno_table(stdout, m, &cli->opts);
+	for (size_t i = 0; !err && i < sizeof(views) / sizeof(views[0]); i++) {
+		if (!views[i].wanted(cli))
+			continue;
+		err = views[i].print(stdout, m, cli);
 		printed = true;
 	}
 	if (!err && !printed && cli->opts.by == KA_BY_KIND && !ka_model_has_kinds(m)) {
@@ -336,22 +377,8 @@ static int print_views(struct cli *cli, struct ka_model *m, bool damaged)
 			"exit are in the footer\n");
 		return EXIT_USAGE;
 	}
-	if (!err && !printed) {
-		switch (cli->opts.format) {
-		case KA_FORMAT_TABLE:
-			err = ka_report_table(stdout, m, &cli->opts);
-			break;
-		case KA_FORMAT_JSON:
-			err = ka_report_json(stdout, m, &cli->opts);
-			break;
-		case KA_FORMAT_CSV:
-			err = ka_report_csv(stdout, m, &cli->opts);
-			break;
-		case KA_FORMAT_MARKDOWN:
-			err = ka_report_markdown(stdout, m, &cli->opts);
-			break;
-		}
-	}
+	if (!err && !printed)
+		err = formats[cli->opts.format](stdout, m, &cli->opts);
 	if (!err && fflush(stdout))
 		err = -errno;
 	if (!err && ferror(stdout))
