@@ -50,8 +50,12 @@ SHIM_LAYERS := core sink lifecycle rewrite symbols
 SHIM_SRC := $(foreach l,$(SHIM_LAYERS),$(wildcard preload/$(l)/*.c))
 SHIM_ASM := $(foreach l,$(SHIM_LAYERS),$(wildcard preload/$(l)/*.S))
 SHIM_OBJ := $(SHIM_SRC:%.c=$(BUILD)/pic/%.o) $(SHIM_ASM:%.S=$(BUILD)/pic/%.o)
-ANALYZER_SRC := $(wildcard analyzer/*.c)
+# kanalyze by role (docs/ARCHITECTURE.md): model (input, model, filters,
+# profiles), views (what is computed from a model), output (the formats).
+ANALYZER_PARTS := model views output
+ANALYZER_SRC := $(wildcard analyzer/*.c) $(foreach p,$(ANALYZER_PARTS),$(wildcard analyzer/$(p)/*.c))
 ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(BUILD)/obj/%.o)
+ANALYZER_INC := -Ianalyzer $(ANALYZER_PARTS:%=-Ianalyzer/%)
 
 PROGRAMS := $(patsubst programs/%.c,$(BUILD)/programs/%,$(wildcard programs/*.c))
 TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
@@ -148,6 +152,7 @@ $(BUILD)/kprof-sites: preload/helper/kprof_sites.c preload/helper/sites_elf.c \
 $(BUILD)/kanalyze: $(ANALYZER_OBJ) $(BUILD)/libkcommon.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/libkcommon.a $(LIBS_ANALYZER)
+$(ANALYZER_OBJ): TOOL_CFLAGS += $(ANALYZER_INC)
 
 # -mcpu=v3: atomic fetch-and-add that returns (kernel 5.12; the programs
 # need 5.17's bpf_loop anyway)
@@ -209,7 +214,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(COMMON_SRC) $(GEN_SRC) $(ANALYZER_SRC)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		$(WARN) -std=gnu11 -D_GNU_SOURCE -Icommon -Ianalyzer \
+		$(WARN) -std=gnu11 -D_GNU_SOURCE -Icommon $(ANALYZER_INC) \
 		-I$(BUILD)/gen -o $@ $< $(FUZZ_LIB_SRC) $(LIBS_ANALYZER)
 .PHONY: fuzz fuzz-build soak
 fuzz-build: $(FUZZERS)

@@ -51,7 +51,7 @@ enum { KP_KIND_COUNT, KP_KIND_TIME_NS, KP_KIND_RETRIES, KP_KIND_ERRORS,
  * the field, and a reader sets it when the key is there.
  *
  * A new counter is one line here plus its producer's code and its
- * columns (analyzer/columns.c).
+ * columns (analyzer/output/columns.c).
  */
 #define KP_SC_COUNTERS(X)                                                      \
 	X(count, SUM)                                                          \

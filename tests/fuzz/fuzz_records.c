@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the record decoder (common/record_reader.c) and what
- * kanalyze builds from its records (analyzer/model.c, the table and JSON
+ * kanalyze builds from its records (analyzer/model/model.c, the table and JSON
  * reports, the report of how streams end). The input is a record stream;
  * the first byte chooses how it is cut into kp_reader_feed() pieces, so
  * that records split across feeds are exercised too. Gzip input has its

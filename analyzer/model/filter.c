@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "syscalls.h"
-#include "views.h"
+#include "filter.h"
 
 /* Classes in the spirit of strace's %file, %net, ...: by what a call works on. */
 static const char *const class_file[] = {
