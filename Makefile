@@ -45,8 +45,9 @@ COMMON_PIC_OBJ := $(COMMON_SRC:%.c=$(BUILD)/pic/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
 
 # The shim's layers, each calling only those below it (docs/ARCHITECTURE.md):
-# core, sink, lifecycle, then the front ends rewrite and symbols.
-SHIM_LAYERS := core sink lifecycle rewrite symbols
+# core, sink, lifecycle, patch (patch mode's jumps and dispatch), then the
+# front ends rewrite and symbols.
+SHIM_LAYERS := core sink lifecycle patch rewrite symbols
 SHIM_SRC := $(foreach l,$(SHIM_LAYERS),$(wildcard preload/$(l)/*.c))
 SHIM_ASM := $(foreach l,$(SHIM_LAYERS),$(wildcard preload/$(l)/*.S))
 SHIM_OBJ := $(SHIM_SRC:%.c=$(BUILD)/pic/%.o) $(SHIM_ASM:%.S=$(BUILD)/pic/%.o)

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The unprivileged mode's trampolines run (preload/rewrite/tramp.c): four
+ * The unprivileged mode's trampolines run (preload/patch/tramp.c): four
  * functions of known bytes are patched with a jmp to a trampoline whose
  * entry is a stand-in for kp_rw_entry (it counts the call, notes its
  * number and return address, and makes it), then called. Each must return
  * what getpid() returns (39 is its number; rip_after adds 1000), through
  * the entry exactly once, with the original site's address where the hook
- * will look for it. The trampolines' page is placed by kp_rw_tramp_area
+ * will look for it. The trampolines' page is placed by kp_patch_tramp_area
  * (within rel32 of the functions; written, then made read-execute), and a
  * 1 MiB area is placed within reach of libc's getpid:
  *   wrapper   mov $39,%eax ; syscall ; ret          (window 7: mov + syscall)
@@ -27,7 +27,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../preload/rewrite/tramp.c"
+#include "../preload/patch/tramp.c"
 
 uint64_t entry_calls, entry_nr, entry_ret;
 
@@ -48,7 +48,7 @@ struct fn {
 	const char *name;
 	uint8_t bytes[16];
 	unsigned size;
-	struct kp_rw_plan plan; /* start filled in below */
+	struct kp_patch_plan plan; /* start filled in below */
 	unsigned data_disp_at;	/* offset of a disp32 to point at the word (0: none) */
 	unsigned data_insn_end;
 	int32_t word;		/* what the word at code page + 2048 holds */
@@ -75,10 +75,10 @@ static int run(const struct fn *f, uint8_t *code_page, uint8_t *tramp_page)
 		memcpy(code_page + 2048, &f->word, 4);
 		memcpy(fn + f->data_disp_at, &disp, 4);
 	}
-	struct kp_rw_plan p = f->plan;
+	struct kp_patch_plan p = f->plan;
 	p.start = (uint64_t)(uintptr_t)fn + p.start;
 	uint64_t key;
-	int n = kp_rw_tramp_write(tramp_page, (uint64_t)(uintptr_t)tramp_page,
+	int n = kp_patch_tramp_write(tramp_page, (uint64_t)(uintptr_t)tramp_page,
 				  (const uint8_t *)(uintptr_t)p.start, &p,
 				  (uint64_t)(uintptr_t)test_entry, &key);
 	if (n < 0) {
@@ -86,7 +86,7 @@ static int run(const struct fn *f, uint8_t *code_page, uint8_t *tramp_page)
 		return 1;
 	}
 	uint8_t jump[64];
-	if (kp_rw_tramp_jump(jump, &p, (uint64_t)(uintptr_t)tramp_page)) {
+	if (kp_patch_tramp_jump(jump, &p, (uint64_t)(uintptr_t)tramp_page)) {
 		printf("%s: jump out of reach\n", f->name);
 		return 1;
 	}
@@ -101,7 +101,7 @@ static int run(const struct fn *f, uint8_t *code_page, uint8_t *tramp_page)
 	long got = ((long (*)(void))(uintptr_t)fn)();
 	long want = (long)getpid() + f->plus;
 	uint64_t site;
-	memcpy(&site, (void *)(uintptr_t)(entry_ret - KP_RW_TRAMP_SITE_BACK), 8);
+	memcpy(&site, (void *)(uintptr_t)(entry_ret - KP_PATCH_TRAMP_SITE_BACK), 8);
 	if (got != want || entry_calls != 1 || entry_nr != SYS_getpid ||
 	    entry_ret - 2 != key || site != p.start + p.sys_off) {
 		printf("%s: returned %ld (getpid %ld), entry calls %llu, nr %llu, "
@@ -132,14 +132,14 @@ int main(void)
 		  { .start = 5, .len = 8, .sys_off = 0, .n_rip = 1, .rip = { 4 } }, 9, 13, 1000, 1000 },
 	};
 	/* the functions' page (writable and executable for the test), the
-	 * trampolines' page placed within reach of it by kp_rw_tramp_area */
+	 * trampolines' page placed within reach of it by kp_patch_tramp_area */
 	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED) {
 		perror("mmap");
 		return 1;
 	}
-	long tramp = kp_rw_tramp_area(test_sys, (uint64_t)(uintptr_t)code,
+	long tramp = kp_patch_tramp_area(test_sys, (uint64_t)(uintptr_t)code,
 				      (uint64_t)(uintptr_t)code + 4096, 4096);
 	if (tramp < 0) {
 		printf("no trampoline area near %p: %s\n", (void *)code, strerror((int)-tramp));
@@ -150,7 +150,7 @@ int main(void)
 			return 1;
 	/* and near libc's code, where the shim will need one */
 	uint64_t g = (uint64_t)(uintptr_t)getpid;
-	long near = kp_rw_tramp_area(test_sys, g, g + 1, 1 << 20);
+	long near = kp_patch_tramp_area(test_sys, g, g + 1, 1 << 20);
 	int64_t dist = near < 0 ? 0 : (int64_t)((uint64_t)near - g);
 	if (near < 0 || dist <= -(1ll << 31) || dist + (1 << 20) >= (1ll << 31)) {
 		printf("area near libc: %s\n", near < 0 ? strerror((int)-near) : "out of reach");

@@ -10,6 +10,15 @@
 
 #include "raw.h"
 
+/* An address mixed for the open-addressed site tables (rewrite's,
+ * dispatch's). */
+static inline uint64_t kp_addr_hash(uint64_t a)
+{
+	a ^= a >> 29;
+	a *= 0xbf58476d1ce4e5b9ULL;
+	return a ^ (a >> 32);
+}
+
 #define KP_PATH_MAX 4096
 #define KP_MAX_PENDING_FORKS 64
 

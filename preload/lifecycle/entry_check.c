@@ -247,10 +247,8 @@ const char *kp_exec_not_entered(int dirfd, const char *path, int flags,
 	return NULL;
 }
 
-/* ---- a child's exec, for the parent's fork record ---- */
-
-__thread const char *kp_child_why;
-__thread char kp_child_path[256];
+/* ---- a child's exec, for the parent's fork record (sink.h's
+ * kp_child_why and kp_child_path) ---- */
 
 void kp_child_exec_check(int dirfd, const char *path, int flags, char *const envp[],
 			 bool env_followed)

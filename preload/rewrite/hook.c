@@ -23,7 +23,8 @@
 #include <sys/uio.h>
 
 #include "../lifecycle/lifecycle.h"
-#include "dispatch.h"
+#include "../patch/dispatch.h"
+#include "../patch/tramp.h"
 #include "rewrite.h"
 #include "../core/user_mem.h"
 
@@ -111,7 +112,7 @@ static inline __attribute__((always_inline)) uint64_t site_of(const struct kp_rw
 	/* a trampoline's call: the original site is stored before it, at
 	 * any alignment (a plain load of a misaligned word is undefined) */
 	if (unlikely(kp_rw_jmp)) {
-		memcpy(&site, (const void *)(uintptr_t)(f->ret_addr - KP_RW_TRAMP_SITE_BACK),
+		memcpy(&site, (const void *)(uintptr_t)(f->ret_addr - KP_PATCH_TRAMP_SITE_BACK),
 		       sizeof(site));
 		return site + 2;
 	}
@@ -286,7 +287,7 @@ static int clone_stack(struct kp_rw_frame *f, uint64_t flags, uint64_t top,
 	 * stack that cannot take them is one the child cannot use either
 	 * (it faults, as it would have without us), but the parent must not:
 	 * then the call is made as it came */
-	uint64_t w[2] = { ca ? f->args[0] : f->args[1], kp_rw_sud_return(f->ret_addr) };
+	uint64_t w[2] = { ca ? f->args[0] : f->args[1], kp_sud_return(f->ret_addr) };
 	if (kp_user_write((void *)(uintptr_t)(top - 16), w, sizeof(w))) {
 		f->result = (uint64_t)timed(f, (unsigned)f->nr);
 		return KP_RW_DONE;

@@ -60,6 +60,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/base.h" /* kp_addr_hash */
+
 /*
  * The caller's registers at the rewritten site, as entry.S saved
  * them below the caller's red zone. args: rdi rsi rdx r10 r8 r9.
@@ -125,20 +127,13 @@ struct kp_rw_site_table {
 };
 extern struct kp_rw_site_table *kp_rw_sites;
 
-static inline uint64_t kp_rw_site_hash(uint64_t a)
-{
-	a ^= a >> 29;
-	a *= 0xbf58476d1ce4e5b9ULL;
-	return a ^ (a >> 32);
-}
-
 /* Lock-free: a table only ever gets keys put into empty slots. */
 static inline __attribute__((always_inline)) bool kp_rw_site_known(uint64_t site)
 {
 	const struct kp_rw_site_table *t = __atomic_load_n(&kp_rw_sites, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!t, 0))
 		return false;
-	for (uint64_t i = kp_rw_site_hash(site) & t->mask;; i = (i + 1) & t->mask) {
+	for (uint64_t i = kp_addr_hash(site) & t->mask;; i = (i + 1) & t->mask) {
 		uint64_t v = __atomic_load_n(&t->slot[i], __ATOMIC_RELAXED);
 		if (__builtin_expect(v == site, 1))
 			return true;
@@ -172,6 +167,9 @@ static inline __attribute__((always_inline)) bool kp_rw_site_check(uint64_t site
 int kp_rw_page_map(void);	   /* 0 or -errno (no privilege: -EPERM) */
 void kp_rw_page_unmap(void);
 int kp_rw_site_add(uint64_t site);
+/* hook.c: counts an rt_sigreturn that came through patch mode's
+ * dispatch (patch/dispatch.c, through struct kp_sud_host). */
+void kp_rw_count_sigreturn(void);
 void kp_rw_sites_forget(uint64_t start, uint64_t end);
 void kp_rw_sites_move(uint64_t old_start, uint64_t len, uint64_t new_start);
 uint64_t kp_rw_sites_count(void);
@@ -249,50 +247,6 @@ void kp_rw_moved(uint64_t old_start, uint64_t old_len, uint64_t new_start);
 /* Serializes scans (start-up, dlopen, JIT) */
 void kp_rw_lock(void);
 void kp_rw_unlock(void);
-
-/*
- * tramp.c: the trampolines of the unprivileged mode (docs/SHIM.md; not
- * yet started by kp_rw_start). A site's plan, as `kprof-sites --plan`
- * gives it: the window of whole instructions [start, start + len) that a
- * 5-byte jmp replaces, the syscall at start + sys_off, and the offsets
- * in the window of RIP-relative disp32 fields.
- */
-struct kp_rw_plan {
-	uint64_t start;
-	uint8_t len;
-	uint8_t sys_off;
-	uint8_t n_rip;
-	uint8_t rip[4];
-};
-/* Bytes a trampoline takes at most (a window is at most 64 bytes). */
-#define KP_RW_TRAMP_MAX 128
-/* In a trampoline, the original site's address sits this many bytes
- * before the return address of its call of the entry. */
-#define KP_RW_TRAMP_SITE_BACK 21
-/*
- * Writes into buf (KP_RW_TRAMP_MAX bytes) the trampoline that will run
- * at address at: the window's instructions before the syscall, copied
- * from code (the window's bytes), a call of entry with the syscall's
- * registers (as rewrite mode's `call *%rax` reaches kp_rw_entry), the
- * instructions after it, and a jmp back to the window's end; RIP-relative
- * operands relocated. Its length, or -ERANGE when a displacement does not
- * reach from at (more than 2 GiB away) and -EINVAL for a bad plan. *key:
- * the return address - 2 that the hook sees for it (kp_rw_site_check).
- */
-int kp_rw_tramp_write(uint8_t *buf, uint64_t at, const uint8_t *code,
-		      const struct kp_rw_plan *p, uint64_t entry, uint64_t *key);
-/* The window's new bytes (len of them): jmp rel32 to the trampoline at
- * `at`, int3 after it. -ERANGE when at is out of reach, else 0. */
-int kp_rw_tramp_jump(uint8_t *out, const struct kp_rw_plan *p, uint64_t at);
-/*
- * Maps size bytes (a multiple of the page size, read-write) where a jmp
- * rel32 from anywhere in the code [lo, hi) reaches all of them, and back:
- * the address, or -ENOMEM when no such place is free. sys makes the
- * syscall (-errno on failure): the shim's raw syscalls, or a test's.
- */
-long kp_rw_tramp_area(long (*sys)(long nr, long a1, long a2, long a3, long a4,
-				  long a5, long a6),
-		      uint64_t lo, uint64_t hi, uint64_t size);
 
 #endif /* __ASSEMBLER__ */
 #endif

@@ -20,7 +20,8 @@
 #include "elf_build_id.h"
 #include "../helper/sites_protocol.h"
 #include "../lifecycle/lifecycle.h"
-#include "dispatch.h"
+#include "../patch/dispatch.h"
+#include "../patch/tramp.h"
 #include "rewrite.h"
 #include "../core/user_mem.h"
 
@@ -337,8 +338,8 @@ static void jmp_patch(const struct kp_maps_line *m, uint64_t start, uint64_t end
 		kp_rw_list_free(&plans);
 		return;
 	}
-	uint64_t size = (n * KP_RW_TRAMP_MAX + 4095) & ~4095ULL;
-	long area = kp_rw_tramp_area(own_sys, m->start, m->end, size);
+	uint64_t size = (n * KP_PATCH_TRAMP_MAX + 4095) & ~4095ULL;
+	long area = kp_patch_tramp_area(own_sys, m->start, m->end, size);
 	if (area < 0) {
 		if (!c->err)
 			c->err = (int)area;
@@ -347,14 +348,14 @@ static void jmp_patch(const struct kp_maps_line *m, uint64_t start, uint64_t end
 	}
 	uint64_t entry = (uint64_t)(uintptr_t)kp_rw_entry;
 	size_t written = 0;
-	/* packed at 16-byte steps: fewer pages touched than KP_RW_TRAMP_MAX each */
+	/* packed at 16-byte steps: fewer pages touched than KP_PATCH_TRAMP_MAX each */
 	uint64_t at = (uint64_t)area;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t w = plans.v[3 * i], rest = plans.v[3 * i + 2];
-		struct kp_rw_plan p = { .start = w };
+		struct kp_patch_plan p = { .start = w };
 		kp_plan_rest(rest, &p.len, &p.sys_off, &p.n_rip, p.rip);
 		uint64_t key;
-		int len = kp_rw_tramp_write((uint8_t *)(uintptr_t)at, at, (const uint8_t *)(uintptr_t)w,
+		int len = kp_patch_tramp_write((uint8_t *)(uintptr_t)at, at, (const uint8_t *)(uintptr_t)w,
 					    &p, entry, &key);
 		if (len < 0 || (c->threads && p.sys_off + 2u != p.len) || kp_rw_site_add(key)) {
 			plans.v[3 * i] = 0; /* left as it is */
@@ -372,9 +373,9 @@ static void jmp_patch(const struct kp_maps_line *m, uint64_t start, uint64_t end
 			uint64_t w = plans.v[3 * i];
 			if (!w)
 				continue;
-			struct kp_rw_plan p = { .start = w, .len = plans.v[3 * i + 2] & 0xff };
+			struct kp_patch_plan p = { .start = w, .len = plans.v[3 * i + 2] & 0xff };
 			uint8_t jump[64];
-			if (kp_rw_tramp_jump(jump, &p, plans.v[3 * i + 1]))
+			if (kp_patch_tramp_jump(jump, &p, plans.v[3 * i + 1]))
 				continue;
 			memcpy((void *)(uintptr_t)w, jump, p.len);
 			c->done++;
@@ -499,7 +500,16 @@ static void start_patch(bool chosen)
 		kp_debug(why_buf);
 		return;
 	}
-	int err = dispatch_wanted() ? kp_sud_start() : 1;
+	const struct kp_sud_host host = {
+		.entry = (uint64_t)(uintptr_t)kp_rw_entry,
+		.text_start = kp_rw_text_start,
+		.text_end = kp_rw_text_end,
+		.site_add = kp_rw_site_add,
+		.lock = kp_rw_lock,
+		.unlock = kp_rw_unlock,
+		.count_sigreturn = kp_rw_count_sigreturn,
+	};
+	int err = dispatch_wanted() ? kp_sud_start(&host) : 1;
 	sud_err = err;
 	kp_rw_active = true;
 	if (kp_config.debug) {

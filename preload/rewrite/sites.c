@@ -115,7 +115,7 @@ static struct kp_rw_site_table *table_new(uint64_t slots)
 
 static void table_put(struct kp_rw_site_table *t, uint64_t site)
 {
-	uint64_t i = kp_rw_site_hash(site) & t->mask;
+	uint64_t i = kp_addr_hash(site) & t->mask;
 	while (t->slot[i] > TOMBSTONE) {
 		if (t->slot[i] == site)
 			return;

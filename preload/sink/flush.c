@@ -35,6 +35,10 @@ void kp_flush_after_fork(void)
 	memset(&lost, 0, sizeof(lost));
 }
 
+/* set by lifecycle/entry_check.c, the layer above (sink.h) */
+__thread const char *kp_child_why;
+__thread char kp_child_path[256];
+
 void kp_note_fork(pid_t child, const char *how)
 {
 	uint32_t i = __atomic_fetch_add(&kp_proc.pending_forks, 1, __ATOMIC_ACQ_REL);

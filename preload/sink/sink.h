@@ -43,7 +43,8 @@ void kp_flush_after_death(int pid);
 void kp_note_fork(pid_t child, const char *how);
 /* Set by the exec of a child that shares this thread (vfork, posix_spawn):
  * why it cannot load the shim (NULL: it can) and its path; taken, and
- * cleared, by the next kp_note_fork of this thread (lifecycle/entry_check.c). */
+ * cleared, by the next kp_note_fork of this thread (set by
+ * lifecycle/entry_check.c; defined here, the layer below it). */
 extern __thread const char *kp_child_why;
 extern __thread char kp_child_path[256];
 /* Final flush for a process ending with status (exit paths). */

@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "../lifecycle/lifecycle.h"
-#include "../rewrite/dispatch.h"
+#include "../patch/dispatch.h"
 #include "../rewrite/rewrite.h"
 
 /* Starts the shim in this process image once (start.c). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Trampolines for patching a syscall site with a 5-byte jmp (rewrite.h),
+ * Trampolines for patching a syscall site with a 5-byte jmp (tramp.h),
  * the technique of syscall_intercept, written here from its description.
  * A trampoline for the window [start, start + len) with the syscall at
  * sys_off:
@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "rewrite.h"
+#include "tramp.h"
 
 static bool fits32(int64_t v)
 {
@@ -37,7 +37,7 @@ static void put32(uint8_t *p, int32_t v)
 /* Copies n bytes of the window from offset off to buf + pos, moving the
  * RIP-relative displacements in them by delta (new address - old). */
 static int copy_relocated(uint8_t *buf, size_t pos, const uint8_t *code, unsigned off,
-			  unsigned n, const struct kp_rw_plan *p, int64_t delta)
+			  unsigned n, const struct kp_patch_plan *p, int64_t delta)
 {
 	memcpy(buf + pos, code + off, n);
 	for (unsigned k = 0; k < p->n_rip; k++) {
@@ -56,8 +56,8 @@ static int copy_relocated(uint8_t *buf, size_t pos, const uint8_t *code, unsigne
 	return 0;
 }
 
-int kp_rw_tramp_write(uint8_t *buf, uint64_t at, const uint8_t *code,
-		      const struct kp_rw_plan *p, uint64_t entry, uint64_t *key)
+int kp_patch_tramp_write(uint8_t *buf, uint64_t at, const uint8_t *code,
+		      const struct kp_patch_plan *p, uint64_t entry, uint64_t *key)
 {
 	if (p->len < 5 || p->len > 64 || p->sys_off + 2u > p->len || p->n_rip > 4 ||
 	    code[p->sys_off] != 0x0f || code[p->sys_off + 1] != 0x05)
@@ -99,7 +99,7 @@ int kp_rw_tramp_write(uint8_t *buf, uint64_t at, const uint8_t *code,
 	return (int)n;
 }
 
-int kp_rw_tramp_jump(uint8_t *out, const struct kp_rw_plan *p, uint64_t at)
+int kp_patch_tramp_jump(uint8_t *out, const struct kp_patch_plan *p, uint64_t at)
 {
 	int64_t rel = (int64_t)at - (int64_t)(p->start + 5);
 	if (!fits32(rel))
@@ -122,7 +122,7 @@ static bool reaches(uint64_t lo, uint64_t hi, uint64_t a, uint64_t size)
 	return far_hi - far_lo < span;
 }
 
-long kp_rw_tramp_area(long (*sys)(long nr, long a1, long a2, long a3, long a4,
+long kp_patch_tramp_area(long (*sys)(long nr, long a1, long a2, long a3, long a4,
 				  long a5, long a6),
 		      uint64_t lo, uint64_t hi, uint64_t size)
 {

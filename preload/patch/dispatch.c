@@ -22,7 +22,7 @@
  *   jmp over 8 bytes ; .quad site   (the hook's site, as tramp.c writes)
  *   movabs $kp_rw_entry,%r11 ; call *%r11
  *   lea 128(%rsp),%rsp              (a clone child with a new stack
- *                                   returns past this: kp_rw_sud_return)
+ *                                   returns past this: kp_sud_return)
  *   jmp *0(%rip) ; .quad site + 2
  *
  * The program's SIGSYS stays the program's: its rt_sigaction(SIGSYS) is
@@ -45,7 +45,6 @@
 #include "../sink/sink.h"
 #include "record_writer.h"
 #include "dispatch.h"
-#include "rewrite.h"
 
 #ifndef PR_SET_SYSCALL_USER_DISPATCH
 #define PR_SET_SYSCALL_USER_DISPATCH 59
@@ -99,10 +98,12 @@ static struct sud_site sites[SITES_MAX];
 #define SUD_RET_OFF 28
 static uint64_t tramp_lo = UINT64_MAX, tramp_hi; /* every trampoline page */
 static uint64_t sud_calls, sud_unplaced;
+/* the mode that started dispatch (kp_sud_start) */
+static struct kp_sud_host host;
 
 static struct sud_site *site_slot(uint64_t site, bool add)
 {
-	for (uint64_t i = kp_rw_site_hash(site) & (SITES_MAX - 1), n = 0; n < SITES_MAX;
+	for (uint64_t i = kp_addr_hash(site) & (SITES_MAX - 1), n = 0; n < SITES_MAX;
 	     i = (i + 1) & (SITES_MAX - 1), n++) {
 		uint64_t v = __atomic_load_n(&sites[i].site, __ATOMIC_ACQUIRE);
 		if (v == site)
@@ -165,9 +166,9 @@ static uint64_t tramp_make(uint64_t site)
 	if (p < 0 && p > -4096)
 		return 0;
 	uint64_t key;
-	kp_sud_tramp_write((uint8_t *)p, site, (uint64_t)(uintptr_t)kp_rw_entry, &key);
+	kp_sud_tramp_write((uint8_t *)p, site, host.entry, &key);
 	if (kp_raw(SYS_mprotect, p, 4096, PROT_READ | PROT_EXEC, 0, 0, 0) < 0 ||
-	    kp_rw_site_add((uint64_t)p + key)) {
+	    host.site_add((uint64_t)p + key)) {
 		kp_raw(SYS_munmap, p, 4096, 0, 0, 0, 0);
 		return 0;
 	}
@@ -186,7 +187,7 @@ static uint64_t tramp_make(uint64_t site)
  * and a clone3 child of one sent 8 bytes too far died of SIGSEGV
  * (Chromium's thread start in patch mode).
  */
-uint64_t kp_rw_sud_return(uint64_t ret_addr)
+uint64_t kp_sud_return(uint64_t ret_addr)
 {
 	if (ret_addr < tramp_lo || ret_addr >= tramp_hi || (ret_addr & 4095) != SUD_RET_OFF)
 		return ret_addr;
@@ -270,18 +271,18 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
 		 * program's, not the restorer's */
 		if (kp_own_counting())
 			__atomic_fetch_sub(&kp_own_calls[SYS_rt_sigreturn], 1, __ATOMIC_RELAXED);
-		kp_rw_count_sigreturn();
+		host.count_sigreturn();
 		kp_sud_sigreturn((uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
 	}
 	uint64_t tramp = s ? __atomic_load_n(&s->tramp, __ATOMIC_ACQUIRE) : 0;
 	if (!tramp && s) {
-		kp_rw_lock();
+		host.lock();
 		tramp = s->tramp;
 		if (!tramp) {
 			tramp = tramp_make(site);
 			__atomic_store_n(&s->tramp, tramp, __ATOMIC_RELEASE);
 		}
-		kp_rw_unlock();
+		host.unlock();
 	}
 	greg_t *g = uc->uc_mcontext.gregs;
 	if (tramp) {
@@ -460,7 +461,7 @@ void kp_sud_arm_thread(void)
 	if (!kp_sud_on)
 		return;
 	armed = kp_raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
-		    (long)kp_rw_text_start, (long)(kp_rw_text_end - kp_rw_text_start),
+		    (long)host.text_start, (long)(host.text_end - host.text_start),
 		    (long)&selector, 0) == 0;
 }
 
@@ -493,8 +494,9 @@ static long install(bool onstack, struct k_sigaction *old)
 	return kp_raw(SYS_rt_sigaction, SIGSYS, (long)&mine, (long)old, 8, 0, 0);
 }
 
-int kp_sud_start(void)
+int kp_sud_start(const struct kp_sud_host *h)
 {
+	host = *h;
 	/* the program's action so far, kept to be answered and used */
 	struct k_sigaction old;
 	long r = install(false, &old);
@@ -503,7 +505,7 @@ int kp_sud_start(void)
 	program_act = old;
 	kp_sud_on = true;
 	r = kp_raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
-		(long)kp_rw_text_start, (long)(kp_rw_text_end - kp_rw_text_start),
+		(long)host.text_start, (long)(host.text_end - host.text_start),
 		(long)&selector, 0);
 	if (r < 0) {
 		kp_sud_on = false;

@@ -3,8 +3,8 @@
  * Syscall User Dispatch under patch mode (dispatch.c): the syscall
  * instructions no jump replaced reach the hook through SIGSYS.
  */
-#ifndef KPROF_DISPATCH_H
-#define KPROF_DISPATCH_H
+#ifndef KPROF_PATCH_DISPATCH_H
+#define KPROF_PATCH_DISPATCH_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -13,9 +13,23 @@
 /* Dispatch is armed (patch mode, a kernel that has it). */
 extern bool kp_sud_on;
 
+/*
+ * What dispatch needs of the mode that starts it (rewrite/setup.c): patch
+ * is a layer below rewrite, and reaches it only through these.
+ */
+struct kp_sud_host {
+	uint64_t entry;		/* a trampoline calls it (kp_rw_entry) */
+	/* the shim's own code, whose syscalls dispatch lets through */
+	uint64_t text_start, text_end;
+	/* a trampoline's key made known to the hook: 0 or -errno */
+	int (*site_add)(uint64_t key);
+	void (*lock)(void), (*unlock)(void); /* serialize with the scans */
+	void (*count_sigreturn)(void); /* an rt_sigreturn that trapped */
+};
+
 /* Installs the SIGSYS handler and arms the calling thread: 0 or -errno
  * (-EINVAL: a kernel without Syscall User Dispatch). */
-int kp_sud_start(void);
+int kp_sud_start(const struct kp_sud_host *host);
 /* Arms the calling thread (a new thread, at its first hooked call). */
 void kp_sud_arm_thread(void);
 /* In a fork child, from the hook's fork path. */
@@ -53,13 +67,10 @@ void kp_sud_exec_failed(void);
 
 /* Where a clone child on a new stack returns to: past a dispatch
  * trampoline's stack adjustment (the child's stack is its own). */
-uint64_t kp_rw_sud_return(uint64_t ret_addr);
+uint64_t kp_sud_return(uint64_t ret_addr);
 /* The shim went passive: no syscall instruction is dispatched any more
  * (the selector opens, for every thread at once). */
 void kp_sud_passive(void);
-/* hook.c: counts an rt_sigreturn that came through dispatch. */
-void kp_rw_count_sigreturn(void);
-
 /* A dispatch trampoline for the syscall at site (dispatch.c's layout)
  * into b (64 bytes); *key: the hook's key, relative to b. Its length. */
 int kp_sud_tramp_write(uint8_t *b, uint64_t site, uint64_t entry, uint64_t *key);
