@@ -23,3 +23,14 @@ syscall_field() {
 	jq -r --arg n "$2" --arg f "$3" \
 		'[.syscalls[] | select(.name == $n) | .[$f]] | add // 0' <<<"$1"
 }
+
+# full_mode: the hook mode that sees every syscall instruction here:
+# rewrite (root, or vm.mmap_min_addr=0), else patch (any user)
+full_mode() {
+	local d mode
+	d=$(mktemp -d)
+	KPROF_HOOK=rewrite LD_PRELOAD=$SHIM KPROF_OUT=$d /bin/true
+	mode=$("$KANALYZE" --format=json "$d" | jq -r .hook_mode)
+	rm -rf "$d"
+	if [ "$mode" = rewrite ]; then echo rewrite; else echo patch; fi
+}

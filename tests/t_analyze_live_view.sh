@@ -17,28 +17,47 @@ produce() {
 }
 wait_socket() { for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.05; done; fail "no $1"; }
 
+# on_terminal ROWS DIR: the live view on a terminal of ROWS rows and 160
+# columns, n typed after 0.5 s, a producer; every snapshot fits (ROWS - 1
+# lines and the cursor's) and starts with its title; DIR/screens holds
+# the snapshots
+on_terminal() {
+	local rows=$1 dir=$2
+	mkdir "$dir"
+	( sleep 0.5; printf n; sleep 4 ) | script -qfec "stty rows $rows cols 160; exec $KANALYZE \
+		--listen=unix:$PWD/$dir/tty.sock --refresh=100 --linger=400" "$dir/typescript" \
+		> /dev/null 2>&1 &
+	local sc=$!
+	wait_socket "$dir/tty.sock"
+	sleep 0.8 # the key is in before the first producer
+	produce "$dir/tty.sock"
+	wait $sc || true
+	# the screens: what follows each "clear screen" up to the next, the
+	# last up to its key line (the final profile follows it), each line as
+	# the rows it takes on 160 columns
+	awk '/^keys: / { last = NR } { l[NR] = $0 } END { for (i = 1; i <= last; i++) print l[i] }' \
+		"$dir/typescript" > "$dir/screens"
+	awk 'BEGIN { RS = "\033\\[H\033\\[2J" } NR > 1 { n = split($0, l, "\n"); rows = 0
+		for (i = 1; i < n; i++) { w = length(l[i]); sub(/\r$/, "", l[i]); w = length(l[i])
+			rows += w > 160 ? int((w + 159) / 160) : 1 }
+		print rows }' "$dir/screens" > "$dir/heights"
+	local screens
+	screens=$(wc -l < "$dir/heights")
+	[ "$screens" -ge 5 ] || fail "$rows rows: only $screens screens drawn: $(head -c 600 "$dir/typescript" | cat -v)"
+	expect_eq "$rows rows: screens taller than $((rows - 1)) lines (of $screens)" 0 \
+		"$(awk -v max=$((rows - 1)) '$1 > max' "$dir/heights" | wc -l)"
+	expect_eq "$rows rows: screens that do not start with the title" 0 \
+		"$(awk 'BEGIN { RS = "\033\\[H\033\\[2J" } NR > 1 && !/^--- kanalyze --listen / { n++ } END { print n + 0 }' "$dir/typescript")"
+	expect_eq "$rows rows: screens without the key line" 0 \
+		"$(awk 'BEGIN { RS = "\033\\[H\033\\[2J" } NR > 1 && !/\nkeys: t time/ { n++ } END { print n + 0 }' "$dir/screens")"
+}
+
+# ---- a terminal of 12 rows, too few for the footer and the busiest
+# processes under one syscall row: the bottom of the body gives way ----
+on_terminal 12 small
 # ---- a terminal of 24 rows: every snapshot fits, n sorts by name ----
-( sleep 0.5; printf n; sleep 4 ) | script -qfec "stty rows 24 cols 160; exec $KANALYZE \
-	--listen=unix:$PWD/tty.sock --refresh=100 --linger=400" typescript > /dev/null 2>&1 &
-sc=$!
-wait_socket tty.sock
-sleep 0.8 # the key is in before the first producer
-produce tty.sock
-wait $sc || true
-# the screens: what follows each "clear screen" up to the next, the last
-# up to its key line (the final profile follows it), each line as the
-# rows it takes on 160 columns
-awk '/^keys: / { last = NR } { l[NR] = $0 } END { for (i = 1; i <= last; i++) print l[i] }' \
-	typescript > screens
-awk 'BEGIN { RS = "\033\\[H\033\\[2J" } NR > 1 { n = split($0, l, "\n"); rows = 0
-	for (i = 1; i < n; i++) { w = length(l[i]); sub(/\r$/, "", l[i]); w = length(l[i])
-		rows += w > 160 ? int((w + 159) / 160) : 1 }
-	print rows }' screens > heights
-screens=$(wc -l < heights)
-[ "$screens" -ge 5 ] || fail "only $screens screens drawn: $(head -c 600 typescript | cat -v)"
-expect_eq "screens taller than 23 lines (of $screens)" 0 "$(awk '$1 > 23' heights | wc -l)"
-expect_eq "screens that do not start with the title" 0 \
-	"$(awk 'BEGIN { RS = "\033\\[H\033\\[2J" } NR > 1 && !/^--- kanalyze --listen / { n++ } END { print n + 0 }' typescript)"
+on_terminal 24 big
+cp big/screens screens
 # the last screen's rows, after the n key: by name
 last=$(awk 'BEGIN { RS = "\033\\[H\033\\[2J" } { s = $0 } END { print s }' screens | tr -d '\r')
 rows=$(awk '/^-----/ { d++; next } d == 1 && !/^\(/ { print $1 }' <<<"$last")

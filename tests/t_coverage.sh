@@ -4,7 +4,8 @@
 # are made with a bare syscall instruction that no libc symbol sees).
 # Symbol mode: the 500 bare instructions are what it cannot see (rewrite
 # mode sees all 1500: t_rewrite_coverage.sh).
-. "$KPROF_ROOT/tests/lib.sh"
+. "$KPROF_ROOT/tests/bpf_lib.sh"
+need_bpf
 export KPROF_HOOK=symbols
 prog=$BUILD/tests/coverage_mix
 LD_PRELOAD=$SHIM KPROF_OUT=$PWD/shim "$prog"

@@ -11,10 +11,10 @@ same() { # NAME CMD...: output and status with the shim as without
 	shift
 	local rc0=0 rc1=0
 	"$@" > "$name.plain" 2>&1 || rc0=$?
-	LD_PRELOAD=$SHIM KPROF_OUT=$PWD/$name.trace "$@" > "$name.shim" 2>&1 || rc1=$?
+	env "${HOOK_ENV[@]}" LD_PRELOAD="$SHIM" KPROF_OUT="$PWD/$name.trace" "$@" > "$name.shim" 2>&1 || rc1=$?
 	cmp "$name.plain" "$name.shim" || { diff "$name.plain" "$name.shim" | head; fail "$name: output differs"; }
 	expect_eq "$name: exit status" "$rc0" "$rc1"
-	expect_eq "$name: hook mode" rewrite "$("$KANALYZE" --format=json "$name.trace" | jq -r .hook_mode)"
+	expect_eq "$name: hook mode" "$REWRITE_HOOK" "$("$KANALYZE" --format=json "$name.trace" | jq -r .hook_mode)"
 	echo "ok: $name: same output ($(wc -c < "$name.shim") bytes), $("$KANALYZE" --format=json "$name.trace" | jq '.processes | length') streams"
 }
 script='trap "echo trapped" USR1; kill -USR1 $$; for i in 1 2 3; do echo $i | cat; done;

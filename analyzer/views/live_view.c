@@ -233,6 +233,48 @@ static unsigned lines_of(const char *text, size_t len, unsigned cols)
 	return n;
 }
 
+/*
+ * The length of text to write so that it takes at most rows - 1 terminal
+ * rows, the cursor's line after it included: its first lines, then its
+ * last (the keys) when keep_last. For a snapshot whose fixed parts (the
+ * footer, the busiest processes) do not fit with one syscall row: the
+ * title stays on the screen. *last: where the last line starts (len: not
+ * kept).
+ */
+static size_t clipped(const char *text, size_t len, unsigned cols, unsigned rows,
+		      bool keep_last, size_t *last)
+{
+	size_t start = len;
+	*last = len;
+	if (keep_last && len) { /* the last line, without its newline */
+		start = len - 1;
+		while (start > 0 && text[start - 1] != '\n')
+			start--;
+	}
+	unsigned budget = rows - 1;
+	if (start < len) {
+		unsigned n = lines_of(text + start, len - start, cols);
+		if (n >= budget)
+			start = len; /* the keys alone would not fit either */
+		else
+			budget -= n;
+	}
+	size_t i = 0, keep = 0;
+	while (i < start) {
+		size_t e = i;
+		while (e < start && text[e] != '\n')
+			e++;
+		if (e < start)
+			e++; /* the newline */
+		if (lines_of(text, e, cols) > budget)
+			break;
+		keep = i = e;
+	}
+	if (start < len)
+		*last = start;
+	return keep;
+}
+
 void ka_live_view_print(struct ka_live_view *v, FILE *out, const struct ka_model *m,
 			const struct ka_report_opts *report, const char *title, bool tty,
 			bool measure_now)
@@ -272,7 +314,15 @@ void ka_live_view_print(struct ka_live_view *v, FILE *out, const struct ka_model
 	}
 	if (tty)
 		fputs("\033[H\033[2J", out);
-	fwrite(text, 1, len, out);
+	if (rows && lines_of(text, len, cols) + 1 > rows) {
+		size_t last;
+		size_t keep = clipped(text, len, cols, rows, v->raw, &last);
+		fwrite(text, 1, keep, out);
+		if (last < len)
+			fwrite(text + last, 1, len - last, out);
+	} else {
+		fwrite(text, 1, len, out);
+	}
 	fflush(out);
 	free(text);
 }
