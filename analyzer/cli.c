@@ -14,9 +14,7 @@
 #include "cli.h"
 #include "perf_map.h"
 
-#ifndef KPROF_VERSION
-#define KPROF_VERSION "0.1.0"
-#endif
+#include "version.h"
 
 static const char usage_intro[] =
 "Usage: kanalyze [OPTIONS] PATH...\n"
@@ -144,10 +142,10 @@ static int parse_duration(const char *arg, uint64_t *ns)
 
 static int opt_format(struct cli *cli, const char *arg)
 {
-	static const char *const formats[] = { "table", "json", "csv", "markdown" };
-	int v = pick(arg, formats, 4);
+	static const char *const formats[] = { "table", "json", "csv", "markdown", "summary" };
+	int v = pick(arg, formats, 5);
 	if (v < 0) {
-		ka_usage_error("unknown format '%s' (table, json, csv, markdown)", arg);
+		ka_usage_error("unknown format '%s' (table, json, csv, markdown, summary)", arg);
 		return EXIT_USAGE;
 	}
 	cli->opts.format = (enum ka_format)v;
@@ -285,7 +283,13 @@ static const struct opt options[] = {
 	{ .heading = "Options:" },
 	{ .name = "format", .short_opt = 'f', .arg = "FORMAT", .parse = opt_format,
 	  .help =
-		  "table (default), json, csv or markdown" },
+		  "table (default), json, csv, markdown or summary\n"
+		  "(strace -c's table: % time, seconds, usecs/call,\n"
+		  "calls, errors, retries; the %wait calls in a block\n"
+		  "of their own; kprof's default)" },
+	{ .name = "verbose", .short_opt = 'v', .set = SET_TRUE,
+	  .field = offsetof(struct cli, opts.verbose),
+	  .help = "with --format=summary: the full footer" },
 	{ .name = "by", .short_opt = 'b', .arg = "WHAT", .parse = opt_by,
 	  .help =
 		  "syscall (default: one merged table), process (one\n"

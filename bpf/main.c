@@ -25,7 +25,8 @@
 #include "kbpf_trace.h"
 #include "tracer.h"
 
-#define VERSION "0.1"
+#include "version.h"
+#define VERSION KPROF_VERSION
 #define EXIT_USAGE 2
 
 int verbose;

@@ -9,7 +9,8 @@
 #include "exec.h"
 #include "suite.h"
 
-#define KRUNNER_VERSION "0.1.0"
+#include "version.h"
+#define KRUNNER_VERSION KPROF_VERSION
 
 enum command {
 	COMMAND_RUN,
