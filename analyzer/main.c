@@ -329,6 +329,7 @@ static int (*const formats[])(FILE *out, const struct ka_model *m,
 	[KA_FORMAT_JSON] = ka_report_json,
 	[KA_FORMAT_CSV] = ka_report_csv,
 	[KA_FORMAT_MARKDOWN] = ka_report_markdown,
+	[KA_FORMAT_SUMMARY] = ka_report_summary,
 };
 
 /* Everything printed from one model; the exit status. */

@@ -80,6 +80,18 @@ static const char *const *const class_lists[] = {
 	class_file, class_desc, class_net, class_process, class_memory,
 	class_ipc, class_sync, class_time, class_signal, class_wait };
 
+bool ka_class_has(const char *class, const char *syscall)
+{
+	for (int c = 0; ka_class_names[c]; c++) {
+		if (strcmp(class, ka_class_names[c]) != 0)
+			continue;
+		for (const char *const *n = class_lists[c]; *n; n++)
+			if (strcmp(*n, syscall) == 0)
+				return true;
+	}
+	return false;
+}
+
 static int set_name(struct ka_filter *f, const char *name, bool on)
 {
 	if (name[0] == '%') {

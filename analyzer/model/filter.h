@@ -35,6 +35,8 @@ void ka_model_count_aside(struct ka_model *m);
 int ka_filter_apply(struct ka_model *m, const struct ka_filter *f);
 bool ka_filter_needs_events(const struct ka_filter *f);
 void ka_filter_free(struct ka_filter *f);
+/* Whether syscall (a name) is in class ("wait", without the %). */
+bool ka_class_has(const char *class, const char *syscall);
 /* The class names and their syscalls, for --help and docs. */
 extern const char *const ka_class_names[];
 

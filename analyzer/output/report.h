@@ -14,7 +14,7 @@
 #include "profile.h"
 
 enum ka_format { KA_FORMAT_TABLE, KA_FORMAT_JSON, KA_FORMAT_CSV,
-		 KA_FORMAT_MARKDOWN };
+		 KA_FORMAT_MARKDOWN, KA_FORMAT_SUMMARY };
 enum ka_by { KA_BY_SYSCALL, KA_BY_PROCESS, KA_BY_THREAD, KA_BY_KIND };
 
 struct ka_report_opts {
@@ -27,6 +27,7 @@ struct ka_report_opts {
 	bool percentiles;
 	bool live; /* a --listen snapshot: streams without exit are running */
 	bool flame_by_calls; /* --flame-weight=calls */
+	bool verbose; /* -v: the summary's full footer */
 	/* the live view: calls and ms per second since its last snapshot,
 	 * by syscall nr (n_rates of them; NULL: no rate columns) */
 	const double *rate_calls, *rate_ms;
@@ -41,6 +42,9 @@ int ka_report_csv(FILE *out, const struct ka_model *m,
 		  const struct ka_report_opts *o);
 int ka_report_markdown(FILE *out, const struct ka_model *m,
 		       const struct ka_report_opts *o);
+/* report_summary.c: strace -c's table, the waits in a block of their own */
+int ka_report_summary(FILE *out, const struct ka_model *m,
+		      const struct ka_report_opts *o);
 
 /* report.c */
 /* A thread's name: its records' `name`, or for the main thread the
