@@ -84,7 +84,7 @@ RUNNER_SRC := $(wildcard runner/*.c)
 RUNNER_OBJ := $(RUNNER_SRC:%.c=$(BUILD)/obj/%.o)
 LIBS_RUNNER := -ljansson -lcrypto -lm
 
-TOOLS := $(BUILD)/libkprof.so $(BUILD)/kprof-sites $(BUILD)/kanalyze
+TOOLS := $(BUILD)/libkprof.so $(BUILD)/kprof-sites $(BUILD)/kanalyze $(BUILD)/kprof
 ifneq ($(RUNNER_SRC),)
 TOOLS += $(BUILD)/krunner
 endif
@@ -149,6 +149,12 @@ $(BUILD)/kprof-sites: preload/helper/kprof_sites.c preload/helper/sites_elf.c \
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TOOL_CFLAGS) -o $@ $^ $(LIBS_SITES)
+
+# kprof: the front door (one command: run, trace, print)
+KPROF_SRC := $(wildcard kprof/*.c)
+$(BUILD)/kprof: $(KPROF_SRC:%.c=$(BUILD)/obj/%.o)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $^
 
 $(BUILD)/kanalyze: $(ANALYZER_OBJ) $(BUILD)/libkcommon.a
 	$(call msg,LD,$@)
