@@ -15,6 +15,11 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+# the shim, its site helper and the benchmark programs: private to kprof
+PKGLIBDIR ?= $(PREFIX)/lib/kprof
+PKGDATADIR ?= $(PREFIX)/share/kprof
+MANDIR ?= $(PREFIX)/share/man
 BUILD := build
 ARCH := $(shell uname -m)
 
@@ -26,9 +31,14 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)"
 endif
 
-WARN := -Wall -Wextra -Werror
+# -Werror where the warnings are ours to fix: make test, make check and CI
+# (WERROR=1), not in a plain build with another compiler
+WERROR ?= $(if $(CI),1,)
+WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 OPT ?= -O2 -g
-CFLAGS_BASE := $(OPT) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP -Icommon -I$(BUILD)/gen
+# CPPFLAGS and LDFLAGS as a distribution's build gives them (hardening)
+CFLAGS_BASE := $(OPT) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP -Icommon -I$(BUILD)/gen \
+	$(CPPFLAGS)
 ifeq ($(SAN),1)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SHIM_SANFLAGS := -fsanitize=undefined -fno-sanitize-recover=all
@@ -92,7 +102,7 @@ ifneq ($(BPF_SRC),)
 TOOLS += $(BUILD)/kbpf-trace
 endif
 
-.PHONY: all test check demo deps test-deps install clean
+.PHONY: all test check demo deps test-deps install clean man
 all: $(TOOLS) $(PROGRAMS) $(TESTS)
 
 $(BUILD)/gen/syscalls_%.c: scripts/gen-syscalls.sh
@@ -140,7 +150,7 @@ $(BUILD)/gen/libkprof.map: preload/symbols/hooks.def
 
 $(BUILD)/libkprof.so: $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a $(BUILD)/gen/libkprof.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared $(SHIM_SANFLAGS) -Wl,--version-script=$(BUILD)/gen/libkprof.map -Wl,-z,now \
+	$(Q)$(CC) $(LDFLAGS) -shared $(SHIM_SANFLAGS) -Wl,--version-script=$(BUILD)/gen/libkprof.map -Wl,-z,now \
 		-o $@ $(SHIM_OBJ) $(BUILD)/libkcommon-pic.a $(LIBS_SHIM)
 
 $(BUILD)/kprof-sites: preload/helper/kprof_sites.c preload/helper/sites_elf.c \
@@ -148,17 +158,18 @@ $(BUILD)/kprof-sites: preload/helper/kprof_sites.c preload/helper/sites_elf.c \
 		preload/helper/x86_len.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(TOOL_CFLAGS) -o $@ $^ $(LIBS_SITES)
+	$(Q)$(CC) $(LDFLAGS) $(TOOL_CFLAGS) -o $@ $^ $(LIBS_SITES)
 
 # kprof: the front door (one command: run, trace, print)
 KPROF_SRC := $(wildcard kprof/*.c)
+$(KPROF_SRC:%.c=$(BUILD)/obj/%.o): TOOL_CFLAGS += -DKPROF_LIBDIR='"$(PKGLIBDIR)"'
 $(BUILD)/kprof: $(KPROF_SRC:%.c=$(BUILD)/obj/%.o)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(SANFLAGS) -o $@ $^
+	$(Q)$(CC) $(LDFLAGS) $(SANFLAGS) -o $@ $^
 
 $(BUILD)/kanalyze: $(ANALYZER_OBJ) $(BUILD)/libkcommon.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/libkcommon.a $(LIBS_ANALYZER)
+	$(Q)$(CC) $(LDFLAGS) $(SANFLAGS) -o $@ $(ANALYZER_OBJ) $(BUILD)/libkcommon.a $(LIBS_ANALYZER)
 $(ANALYZER_OBJ): TOOL_CFLAGS += $(ANALYZER_INC)
 
 # -mcpu=v3: atomic fetch-and-add that returns (kernel 5.12; the programs
@@ -175,11 +186,11 @@ $(TRACER_OBJ): $(BPF_SKEL)
 $(TRACER_OBJ): TOOL_CFLAGS += -I$(BUILD)/bpf
 $(BUILD)/kbpf-trace: $(TRACER_OBJ) $(BUILD)/libkcommon.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(TRACER_OBJ) $(BUILD)/libkcommon.a $(LIBS_TRACER)
+	$(Q)$(CC) $(LDFLAGS) $(SANFLAGS) -o $@ $(TRACER_OBJ) $(BUILD)/libkcommon.a $(LIBS_TRACER)
 
 $(BUILD)/krunner: $(RUNNER_OBJ) $(BUILD)/libkcommon.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(RUNNER_OBJ) $(BUILD)/libkcommon.a $(LIBS_RUNNER)
+	$(Q)$(CC) $(LDFLAGS) $(SANFLAGS) -o $@ $(RUNNER_OBJ) $(BUILD)/libkcommon.a $(LIBS_RUNNER)
 
 # Benchmark and test programs: one C file each. They are the *profiled*
 # programs, so they are built plainly (no sanitizer) unless noted.
@@ -251,9 +262,10 @@ test-deps:
 # root and no package beyond the build's, jq and strace, and installs none.
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 test: test-deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all WERROR=1
 	$(Q)BUILD=$(abspath $(BUILD)) tests/run.sh -j$(NPROC)
-check: all
+check:
+	$(Q)$(MAKE) --no-print-directory all WERROR=1
 	$(Q)scripts/install-deps.sh --verify check
 	$(Q)BUILD=$(abspath $(BUILD)) tests/run.sh -j$(NPROC) --tier=check
 
@@ -261,12 +273,39 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
 
-install: $(TOOLS)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
-	install -m 0755 $(BUILD)/kanalyze $(DESTDIR)$(PREFIX)/bin/
-	if [ -f $(BUILD)/krunner ]; then install -m 0755 $(BUILD)/krunner $(DESTDIR)$(PREFIX)/bin/; fi
-	if [ -f $(BUILD)/kbpf-trace ]; then install -m 0755 $(BUILD)/kbpf-trace $(DESTDIR)$(PREFIX)/bin/; fi
-	install -m 0755 $(BUILD)/libkprof.so $(BUILD)/kprof-sites $(DESTDIR)$(PREFIX)/lib/
+# the man pages of the tools, from their --help (help2man; the pages are
+# kept in man/, regenerated when a --help changes); man/libkprof.7 is
+# written by hand
+man: $(TOOLS)
+	$(Q)set -e; printf '%s\n' "kprof:run a command and print its system calls, as strace -c does" \
+		"kanalyze:read kprof traces and print syscall profiles" \
+		"kbpf-trace:trace every syscall of processes from the kernel side" \
+		"krunner:run benchmark suites and compare results honestly" | \
+	while IFS=: read -r tool what; do \
+		help2man -N --no-discard-stderr -S kprof -s 1 -n "$$what" -o man/$$tool.1 $(BUILD)/$$tool; \
+	done
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: kprof, kanalyze, krunner
+# and kbpf-trace in bin/; the shim, its helper (found beside it) and the
+# benchmark programs in lib/kprof/; the programs' inputs in share/kprof/;
+# the man pages; bash completion. Each tool finds the others from where
+# it runs.
+PROGRAM_INPUTS := $(shell find programs -type f ! -name '*.c' ! -name '*.h' 2>/dev/null)
+install: $(TOOLS) $(PROGRAMS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR)/programs \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -m 0755 $(BUILD)/kprof $(BUILD)/kanalyze $(DESTDIR)$(BINDIR)/
+	if [ -f $(BUILD)/krunner ]; then install -m 0755 $(BUILD)/krunner $(DESTDIR)$(BINDIR)/; fi
+	if [ -f $(BUILD)/kbpf-trace ]; then install -m 0755 $(BUILD)/kbpf-trace $(DESTDIR)$(BINDIR)/; fi
+	install -m 0755 $(BUILD)/libkprof.so $(BUILD)/kprof-sites $(DESTDIR)$(PKGLIBDIR)/
+	install -m 0755 $(PROGRAMS) $(DESTDIR)$(PKGLIBDIR)/programs/
+	for f in $(PROGRAM_INPUTS); do install -D -m 0644 $$f $(DESTDIR)$(PKGDATADIR)/$$f; done
+	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 man/*.7 $(DESTDIR)$(MANDIR)/man7/
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	for t in kprof kanalyze kbpf-trace krunner; do \
+		install -m 0644 completions/kprof $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$t; \
+	done
 
 clean:
 	rm -rf $(BUILD)

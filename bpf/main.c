@@ -67,7 +67,7 @@ static const char usage_text[] =
 "                           stacks: code built without frame pointers (Debian's\n"
 "                           libc, most distribution libraries) shows only\n"
 "                           part of its frames; the caller of a libc syscall\n"
-"                           wrapper is recovered from .eh_frame. Dear: reading\n"
+"                           wrapper is recovered from .eh_frame. Costly: reading\n"
 "                           the user stack adds ~10 us per call on the machine\n"
 "                           this was measured on (see README)\n"
 "      --events-buffer=KB   size of the kernel event ring buffer (default 8192)\n"

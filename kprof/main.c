@@ -113,8 +113,9 @@ static bool find_tool(const char *name, char buf[PATH_MAX], size_t size)
 			if (access(buf, X_OK) == 0 || access(buf, R_OK) == 0)
 				return true;
 			/* installed: bin/kprof and lib/kprof/libkprof.so */
-			snprintf(buf, size, "%s/../lib/kprof/%s", self, name);
-			if (access(buf, R_OK) == 0)
+			char up[PATH_MAX];
+			snprintf(up, sizeof(up), "%s/../lib/kprof/%s", self, name);
+			if (access(up, R_OK) == 0 && realpath(up, buf))
 				return true;
 		}
 	}

@@ -52,7 +52,11 @@ static int copy_path(char *dst, const char *fmt, const char *a, const char *b)
 }
 
 /* The tree is the parent of the build directory krunner lives in, when it
- * looks like one (has programs/ and runner/); otherwise the cwd if it does. */
+ * looks like one (has programs/ and runner/); otherwise the cwd if it does;
+ * installed (make install), share/kprof beside bin/, which holds the
+ * programs' inputs (programs/erlang/ring.erl, ...). */
+static bool root_installed; /* the root is share/kprof: results go to the cwd */
+
 static void find_root(struct locations *loc)
 {
 	char candidate[PATH_MAX], cwd[PATH_MAX];
@@ -68,8 +72,17 @@ static void find_root(struct locations *loc)
 	if (getcwd(cwd, sizeof(cwd))) {
 		char probe[PATH_MAX];
 		if (copy_path(probe, "%s/%s", cwd, "runner") == 0 && is_dir(probe) &&
-		    copy_path(probe, "%s/%s", cwd, "programs") == 0 && is_dir(probe))
+		    copy_path(probe, "%s/%s", cwd, "programs") == 0 && is_dir(probe)) {
 			snprintf(loc->root, sizeof(loc->root), "%s", cwd);
+			return;
+		}
+	}
+	char real[PATH_MAX], probe[PATH_MAX];
+	if (copy_path(candidate, "%s/%s", loc->exe_dir, "../share/kprof") == 0 &&
+	    realpath(candidate, real) && copy_path(probe, "%s/%s", real, "programs") == 0 &&
+	    is_dir(probe)) {
+		snprintf(loc->root, sizeof(loc->root), "%s", real);
+		root_installed = true;
 	}
 }
 
@@ -128,17 +141,23 @@ int locations_init(struct locations *loc, const char *programs_opt, const char *
 		err = copy_path(loc->programs_dir, "%s/%s", loc->exe_dir, "programs");
 	if (err)
 		return err;
+	/* installed: lib/kprof/programs beside bin/ */
+	char installed[PATH_MAX];
+	if (!programs_opt && !(env_programs && *env_programs) && !is_dir(loc->programs_dir) &&
+	    copy_path(installed, "%s/%s", loc->exe_dir, "../lib/kprof/programs") == 0 &&
+	    is_dir(installed) && !realpath(installed, loc->programs_dir))
+		return -errno;
 
 	if (out_opt) {
 		err = absolute(out_opt, loc->out_dir);
-	} else if (loc->root[0]) {
+	} else if (loc->root[0] && !root_installed) {
 		err = copy_path(loc->out_dir, "%s/%s", loc->root, "results");
 	} else {
 		err = absolute("results", loc->out_dir);
 	}
 	if (err)
 		return err;
-	find_tool(loc, "libkprof.so", "lib", loc->shim);
+	find_tool(loc, "libkprof.so", "lib/kprof", loc->shim);
 	find_tool(loc, "kanalyze", "bin", loc->kanalyze);
 	find_tool(loc, "kbpf-trace", "bin", loc->kbpf_trace);
 	return 0;
