@@ -140,6 +140,13 @@ static int parse_duration(const char *arg, uint64_t *ns)
 
 /* ---- options that need more than setting a field: 0, or the exit status */
 
+static int opt_summary(struct cli *cli, const char *arg)
+{
+	(void)arg;
+	cli->opts.format = KA_FORMAT_SUMMARY;
+	return 0;
+}
+
 static int opt_format(struct cli *cli, const char *arg)
 {
 	static const char *const formats[] = { "table", "json", "csv", "markdown", "summary" };
@@ -281,12 +288,14 @@ struct opt {
 
 static const struct opt options[] = {
 	{ .heading = "Options:" },
-	{ .name = "format", .short_opt = 'f', .arg = "FORMAT", .parse = opt_format,
+	{ .name = "format", .arg = "FORMAT", .parse = opt_format,
 	  .help =
 		  "table (default), json, csv, markdown or summary\n"
 		  "(strace -c's table: % time, seconds, usecs/call,\n"
 		  "calls, errors, retries; the %wait calls in a block\n"
 		  "of their own; kprof's default)" },
+	{ .name = "summary", .short_opt = 'c', .parse = opt_summary,
+	  .help = "--format=summary (strace -c's table)" },
 	{ .name = "verbose", .short_opt = 'v', .set = SET_TRUE,
 	  .field = offsetof(struct cli, opts.verbose),
 	  .help = "with --format=summary: the full footer" },
@@ -315,10 +324,10 @@ static const struct opt options[] = {
 	{ .name = "errors", .short_opt = 'E', .set = SET_TRUE, .field = offsetof(struct cli, opts.errors),
 	  .help =
 		  "add errors and the errno breakdown per syscall" },
-	{ .name = "percentiles", .short_opt = 'p', .set = SET_TRUE, .field = offsetof(struct cli, opts.percentiles),
+	{ .name = "percentiles", .short_opt = 'P', .set = SET_TRUE, .field = offsetof(struct cli, opts.percentiles),
 	  .help =
 		  "add p50/p90/p99/max latency columns (microseconds)" },
-	{ .name = "coverage", .short_opt = 'c', .set = SET_TRUE, .field = offsetof(struct cli, coverage),
+	{ .name = "coverage", .set = SET_TRUE, .field = offsetof(struct cli, coverage),
 	  .help =
 		  "exactly two PATHs, A and B, traces of the same\n"
 		  "workload: per syscall, the calls A saw next to those\n"
@@ -345,7 +354,7 @@ static const struct opt options[] = {
 		  "separated (-e read,write,%net); a leading ! excludes.\n"
 		  "Classes: %file %desc %net %process %memory %ipc\n"
 		  "%sync %time %signal %wait" },
-	{ .name = "pid", .arg = "LIST", .parse = opt_pid,
+	{ .name = "pid", .short_opt = 'p', .arg = "LIST", .parse = opt_pid,
 	  .help =
 		  "only these processes (pids, comma separated)" },
 	{ .name = "exclude-waits", .set = SET_TRUE, .field = offsetof(struct cli, exclude_waits),

@@ -59,7 +59,7 @@ static const char usage_text[] =
 "  -f, --follow             with -p: also trace children (fork, clone, exec);\n"
 "                           always on with -- CMD\n"
 "  -t, --per-thread         aggregate per thread instead of per process\n"
-"  -e, --events             also write one event per call (timelines)\n"
+"  -E, --events             also write one event per call (timelines)\n"
 "  -s, --stacks             also record the user stack of every call,\n"
 "                           counted per stack, and the processes' executable\n"
 "                           mappings (`maps` records) to resolve them: for\n"
@@ -106,7 +106,7 @@ TOOL " is passed on to CMD.\n"
 "  " TOOL " -- ./server --port=8080      trace a command and its children\n"
 "  " TOOL " -p 4242 -d 10                attach to 4242 for ten seconds\n"
 "  " TOOL " -p 4242,4243 -f -o /tmp/t    several processes and their children\n"
-"  " TOOL " -t -e -o run.msgpack -- make  per thread, with events, one file\n"
+"  " TOOL " -t -E -o run.msgpack -- make  per thread, with events, one file\n"
 "  " TOOL " -s -o t -- ./server; kanalyze --folded t | flamegraph.pl > f.svg\n""  " TOOL " -o unix:/tmp/k.sock -- make   live, to kanalyze --listen=unix:/tmp/k.sock\n"
 "  kanalyze kprof-trace                     read the trace\n"
 "\n"
@@ -301,7 +301,7 @@ static int parse_options(struct options *o, int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "per-thread", no_argument, NULL, 't' },
-		{ "events", no_argument, NULL, 'e' },
+		{ "events", no_argument, NULL, 'E' },
 		{ "stacks", no_argument, NULL, 's' },
 		{ "events-buffer", required_argument, NULL, OPT_EVENTS_BUFFER },
 		{ "map-entries", required_argument, NULL, OPT_MAP_ENTRIES },
@@ -323,7 +323,7 @@ static int parse_options(struct options *o, int argc, char **argv)
 	o->events_buffer_kb = 8192;
 	o->map_entries = 65536;
 	o->out_path = "kprof-trace";
-	while ((c = getopt_long(argc, argv, "+p:fteso:i:d:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:ftEso:i:d:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(o, optarg))
@@ -335,7 +335,7 @@ static int parse_options(struct options *o, int argc, char **argv)
 		case 't':
 			o->per_thread = true;
 			break;
-		case 'e':
+		case 'E':
 			o->events = true;
 			break;
 		case 's':

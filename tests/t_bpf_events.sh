@@ -35,7 +35,7 @@ expect_eq "events + dropped" "$count" $((events + dropped))
 # Events are gathered per CPU and written in batches; every thread's
 # events still come in order (across records and CPUs), exactly one per
 # call, with threads migrating between CPUs.
-"$KBPF" -t -e -i 20 -o threads.msgpack -- "$BUILD/programs/overhead" --workload=threads \
+"$KBPF" -t -E -i 20 -o threads.msgpack -- "$BUILD/programs/overhead" --workload=threads \
 	--calls=200000 > /dev/null || fail "overhead --workload=threads failed"
 "$BUILD/tests/events_order" threads.msgpack > per_thread.txt || fail "events out of order"
 json=$("$KANALYZE" --by=thread --format=json threads.msgpack)
@@ -54,7 +54,7 @@ fi
 # after 1000 calls has all its events in the trace within an interval.
 mkfifo go
 exec 3<>go
-"$KBPF" -e -i 50 -o blocked -- "$BUILD/tests/bpf_phases" 1000 5 < go > phases.out 3>&- &
+"$KBPF" -E -i 50 -o blocked -- "$BUILD/tests/bpf_phases" 1000 5 < go > phases.out 3>&- &
 kbpf=$!
 for _ in $(seq 100); do grep -q ready phases.out && break; sleep 0.1; done
 grep -q ready phases.out || fail "bpf_phases did not start"

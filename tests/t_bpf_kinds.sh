@@ -59,7 +59,7 @@ expect_eq "sections add up to the total" "$(jq .total.count <<<"$json")" \
 
 # raw_tp programs and event records: the same counts; the events carry
 # fd and kind, so a view rebuilt from them (--succeeded) has the kinds too
-"$KBPF" --raw-tp -e -o raw -- "$prog" $n || fail "program failed (--raw-tp -e)"
+"$KBPF" --raw-tp -E -o raw -- "$prog" $n || fail "program failed (--raw-tp -E)"
 kinds raw > raw.txt
 expect_eq "--raw-tp kinds = tp_btf kinds" "$(cat full.txt)" "$(cat raw.txt)"
 "$BUILD/tests/format_plain" raw/* || fail "events with fd and kind do not conform to FORMAT.md"

@@ -109,7 +109,7 @@ cd ..
 mkdir stopped && cd stopped
 start_listener live
 kill -STOP $listener
-"$KBPF" -e -o unix:$PWD/live.sock -- "$BUILD/tests/static_getppid" 300000 \
+"$KBPF" -E -o unix:$PWD/live.sock -- "$BUILD/tests/static_getppid" 300000 \
 	> /dev/null 2> err || fail "program failed"
 kill -KILL $listener; wait $listener || true
 grep -q "went away (it took nothing for 2 s); writing the rest to $PWD/kprof-trace/" err ||

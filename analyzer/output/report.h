@@ -85,6 +85,9 @@ const char *ka_stream_name(const struct ka_stream *s);
  * without exit: ": "killed or lost after byte 4096 of FILE". */
 void ka_report_unended_why(char *buf, size_t size, const struct ka_model *m,
 			   const struct ka_stream *s);
+/* seen.c: what the producers saw, by hook mode, and what
+ * kbpf-trace's times measure: the lines above a profile. */
+void ka_report_seen(FILE *out, const struct ka_model *m);
 /* The profile's footer lines (losses, coverage, what is left out), each
  * as prefix + text + "\n". */
 void ka_report_footer(FILE *out, const struct ka_model *m, const char *prefix);

@@ -88,6 +88,7 @@ int ka_report_summary(FILE *out, const struct ka_model *m, const struct ka_repor
 	int err = ka_report_profile(&p, m, NULL, NULL, o);
 	if (err)
 		return err;
+	ka_report_seen(out, m);
 	if (!p.n_rows)
 		fputs("no calls in the trace\n", out);
 	block(out, &p, false, o);

@@ -55,13 +55,26 @@ static double share(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : -1;
 }
 
-static void print_share(FILE *out, uint64_t a, uint64_t b, int width)
+/* a of b in percent with one decimal, never rounded to 100.0 when a < b
+ * (400,010 of 400,092 is 99.9%, not 100.0%) nor to 0.0 when a > 0 */
+static void share_text(char *buf, size_t size, uint64_t a, uint64_t b)
 {
 	double s = share(a, b);
 	if (s < 0)
-		fprintf(out, "%*s", width, "-");
+		snprintf(buf, size, "-");
+	else if (a < b && s >= 99.95)
+		snprintf(buf, size, "99.9%%");
+	else if (a > 0 && s < 0.05)
+		snprintf(buf, size, "<0.1%%");
 	else
-		fprintf(out, "%*.1f%%", width - 1, s);
+		snprintf(buf, size, "%.1f%%", s);
+}
+
+static void print_share(FILE *out, uint64_t a, uint64_t b, int width)
+{
+	char buf[32];
+	share_text(buf, sizeof(buf), a, b);
+	fprintf(out, "%*s", width, buf);
 }
 
 struct accounting;
@@ -449,8 +462,11 @@ int ka_report_coverage(FILE *out, const struct ka_model *a,
 	fprintf(out, "%-*s %12" PRIu64 " %12" PRIu64 " ", w, "TOTAL", ta, tb);
 	print_share(out, ta, tb, 8);
 	fprintf(out, "\nA saw %" PRIu64 " of the %" PRIu64 " calls B saw", ta, tb);
-	if (tb)
-		fprintf(out, " (%.1f%%)", 100.0 * (double)ta / (double)tb);
+	if (tb) {
+		char buf[32];
+		share_text(buf, sizeof(buf), ta, tb);
+		fprintf(out, " (%s)", buf);
+	}
 	fprintf(out, ".\n");
 	if (after_start)
 		print_accounting(out, &acc);
