@@ -682,6 +682,14 @@ int main(int argc, char **argv)
 				mappings_read_proc((uint32_t)o.pids[i]);
 			image_begin(im, 0);
 		}
+		/* -p: what was attached and how it ends, once */
+		if (o.n_pids && !o.n_comms)
+			fprintf(stderr, TOOL ": attached to %u process%s%s; tracing until %s\n",
+				o.n_pids, o.n_pids == 1 ? "" : "es",
+				o.follow ? " and their children" : "",
+				o.duration_s ? "--duration ends" :
+				o.n_pids == 1 ? "it exits, or SIGINT (Ctrl-C) or SIGTERM" :
+						"they exit, or SIGINT (Ctrl-C) or SIGTERM");
 	}
 
 	err = trace_loop(&t, &o);

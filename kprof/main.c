@@ -421,9 +421,7 @@ int main(int argc, char **argv)
 		if (o.pids) {
 			bargv[n++] = "-f";
 			bargv[n++] = "-p";
-			bargv[n++] = o.pids;
-			fprintf(stderr, "kprof: tracing pid %s and its children; Ctrl-C to stop "
-				"and print the profile\n", o.pids);
+			bargv[n++] = o.pids; /* kbpf-trace says when it is attached */
 		} else {
 			bargv[n++] = "--";
 			for (int i = 0; cmd[i] && n < (int)(sizeof(bargv) / sizeof(bargv[0])) - 1; i++)

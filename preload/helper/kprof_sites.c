@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "version.h"
 #include "sites.h"
 #include "sites_protocol.h"
 #include "x86_len.h"
@@ -344,11 +345,42 @@ static int sweep_file(const struct file *f, struct list *out, uint64_t *skipped)
 	return 0;
 }
 
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: kprof-sites [-v] [--plan|--plan-bin] [--capstone] [--check] FILE\n"
+		"The syscall instructions of an ELF file's code, for libkprof.so's\n"
+		"rewrite and patch modes (which run it, once per file and build-id).\n"
+		"  -v          name the sites left alone, and why\n"
+		"  --plan      one line per site (virtual addresses): \"ADDR patch START\n"
+		"              LEN insns=SIZES [rip=OFFSETS]\" or \"ADDR nopatch WHY\": the\n"
+		"              window a 5-byte jmp can replace\n"
+		"  --plan-bin  the same for the shim: \"KPRFPLN1\", uint64 count, uint64\n"
+		"              sites without a window, count records of 24 bytes (uint64\n"
+		"              site and window file offsets; len, sys_off, n_rip, rip[4], 0)\n"
+		"  --capstone  find the sites with capstone (the reference; ~20x slower)\n"
+		"  --check     compare the instruction lengths of the sweep with capstone's\n"
+		"              at every instruction of FILE's code: exit 1 if one differs\n"
+		"  -h, --help  this help;  -V, --version  the version\n"
+		"Exit status: 0, 1 when FILE cannot be read, 2 on a usage error.\n");
+}
+
 int main(int argc, char **argv)
 {
 	int a = 1;
 	bool plan = false, plan_text = false, check = false;
 	for (; a < argc && argv[a][0] == '-'; a++) {
+		if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (strcmp(argv[a], "-V") == 0 || strcmp(argv[a], "--version") == 0) {
+			printf("kprof-sites %s\n", KPROF_VERSION);
+			return 0;
+		}
+		if (strcmp(argv[a], "--") == 0) {
+			a++;
+			break;
+		}
 		if (strcmp(argv[a], "-v") == 0)
 			verbose = true;
 		else if (strcmp(argv[a], "--capstone") == 0)
@@ -359,21 +391,15 @@ int main(int argc, char **argv)
 			plan = plan_text = true;
 		else if (strcmp(argv[a], "--plan-bin") == 0)
 			plan = true;
-		else
-			break;
+		else {
+			fprintf(stderr, "kprof-sites: unknown option '%s'\n"
+				"Try 'kprof-sites --help' for more information.\n", argv[a]);
+			return 2;
+		}
 	}
 	if (a + 1 != argc) {
-		fprintf(stderr, "usage: kprof-sites [-v] [--plan] [--capstone] FILE (run by "
-				"libkprof.so's rewrite mode)\n"
-				"  --plan  one line per site (virtual addresses): \"ADDR patch START "
-				"LEN insns=SIZES [rip=OFFSETS]\"\n"
-				"          or \"ADDR nopatch WHY\": the window a 5-byte jmp can replace\n"
-				"  --plan-bin  the same for the shim: \"KPRFPLN1\", uint64 count, uint64\n"
-				"          sites without a window, count records of 24 bytes (uint64\n"
-				"          site and window file offsets; len, sys_off, n_rip, rip[4], 0)\n"
-				"  --capstone  find the sites with capstone (the reference; ~20x slower)\n"
-				"  --check  compare the instruction lengths of the sweep with capstone's\n"
-				"          at every instruction of FILE's code: exit 1 if one differs\n");
+		fprintf(stderr, "kprof-sites: %s\nTry 'kprof-sites --help' for more information.\n",
+			a >= argc ? "no FILE" : "one FILE only");
 		return 2;
 	}
 	const char *path = argv[a];
