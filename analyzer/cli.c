@@ -51,8 +51,9 @@ static const char usage_outro[] =
 "Exit status:\n"
 "  0  profile printed, every input read completely (losses the inputs\n"
 "     themselves show, see Losses above, are warnings without --strict)\n"
-"  1  usage error, no input could be read, or the output failed\n"
-"  2  profile printed, but an input was truncated or corrupt (the records\n"
+"  1  no input could be read, or the output failed\n"
+"  2  usage error (as every kprof tool)\n"
+"  5  profile printed, but an input was truncated or corrupt (the records\n"
 "     before the damage are used; a warning gives file and byte offset,\n"
 "     counted in the decompressed stream for gzip; after 10 per input the\n"
 "     rest are counted), or is not a kprof trace at all (said once), or\n"
@@ -268,7 +269,7 @@ static int opt_version(struct cli *cli, const char *arg)
 	(void)cli;
 	(void)arg;
 	printf("kanalyze (kprof) %s\n", KPROF_VERSION);
-	return fflush(stdout) ? EXIT_USAGE : -1;
+	return fflush(stdout) ? EXIT_FAIL : -1;
 }
 
 /* ---- the table ---- */
@@ -526,7 +527,7 @@ static int opt_help(struct cli *cli, const char *arg)
 			print_option(&options[i]);
 	}
 	fputs(usage_outro, stdout);
-	return fflush(stdout) ? EXIT_USAGE : -1;
+	return fflush(stdout) ? EXIT_FAIL : -1;
 }
 
 #define LONG_ONLY 1000 /* getopt's value of options[i] without a short name */

@@ -14,7 +14,10 @@
 #include "symbolize.h"
 #include "views.h"
 
-#define EXIT_USAGE 1
+/* Exit statuses (kanalyze --help): 1 a failure (no input, no output),
+ * 2 a usage error, as every kprof tool */
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
 #define MAX_ASSERTS 32
 
 struct cli {

@@ -25,7 +25,7 @@
 #include "record_reader.h"
 #include "report.h"
 
-#define EXIT_DAMAGED 2
+#define EXIT_DAMAGED 5
 #define MAX_DIR_DEPTH 16
 
 
@@ -128,7 +128,7 @@ static int read_path(struct ka_inputs *run, const char *path)
 	return err;
 }
 
-/* Reads one PATH into run; 0, EXIT_USAGE (nothing read) or -errno. */
+/* Reads one PATH into run; 0, EXIT_FAIL (nothing read) or -errno. */
 static int read_one(struct ka_inputs *run, const char *path, bool keep_events)
 {
 	ka_model_init(&run->model);
@@ -139,7 +139,7 @@ static int read_one(struct ka_inputs *run, const char *path, bool keep_events)
 		return err;
 	if (run->inputs_read == 0) {
 		fprintf(stderr, "kanalyze: no trace could be read from %s\n", path);
-		return EXIT_USAGE;
+		return EXIT_FAIL;
 	}
 	run->model.whole_tree = run->dirs_read || run->model.files > 1;
 	return ka_model_check_forks(&run->model);
@@ -347,10 +347,10 @@ static int print_views(struct cli *cli, struct ka_model *m, bool damaged)
 		if (!kept) {
 			fprintf(stderr, "kanalyze: --timeline: no event of the trace passes "
 				"the filters; %s not written\n", cli->timeline);
-			return EXIT_USAGE;
+			return EXIT_FAIL;
 		}
 		if ((err = write_to_file(cli->timeline, FILE_TIMELINE, m, cli)))
-			return EXIT_USAGE;
+			return EXIT_FAIL;
 		printed = true;
 	}
 	const struct {
@@ -362,7 +362,7 @@ static int print_views(struct cli *cli, struct ka_model *m, bool damaged)
 		if (!files[i].path)
 			continue;
 		if ((err = write_to_file(files[i].path, files[i].view, m, cli)))
-			return EXIT_USAGE;
+			return EXIT_FAIL;
 		printed = true;
 	}
 	for (size_t i = 0; !err && i < sizeof(views) / sizeof(views[0]); i++) {
@@ -376,7 +376,7 @@ static int print_views(struct cli *cli, struct ka_model *m, bool damaged)
 			"descriptor each call used (no `kinds` counters: an older "
 			"libkprof.so or kbpf-trace wrote them); the descriptors open at "
 			"exit are in the footer\n");
-		return EXIT_USAGE;
+		return EXIT_FAIL;
 	}
 	if (!err && !printed)
 		err = formats[cli->opts.format](stdout, m, &cli->opts);
@@ -386,7 +386,7 @@ static int print_views(struct cli *cli, struct ka_model *m, bool damaged)
 		err = -EIO;
 	if (err) {
 		fprintf(stderr, "kanalyze: cannot write the profile: %s\n", strerror(-err));
-		return EXIT_USAGE;
+		return EXIT_FAIL;
 	}
 	int status = check_asserts(cli, m);
 	bool lost = report_losses(m, NULL, cli->strict && !status);
@@ -409,7 +409,7 @@ static int pair_main(const char *name, pair_report *report, bool b_after_start,
 		     const struct cli *cli, const char *path_a, const char *path_b)
 {
 	struct ka_inputs a = { 0 }, b = { 0 };
-	int status = EXIT_USAGE, err;
+	int status = EXIT_FAIL, err;
 
 	/* the event filters rebuild the counts from the events */
 	bool events = ka_filter_needs_events(&cli->filter);
@@ -482,14 +482,14 @@ int main(int argc, char **argv)
 			   .refresh_ms = 1000, .linger_ms = 500,
 			   .timeline_max_mb = KA_TIMELINE_MAX_MB };
 	struct ka_inputs run = { 0 };
-	int err = 0, status = EXIT_USAGE;
+	int err = 0, status = EXIT_FAIL;
 
 	status = ka_parse_cli(argc, argv, &cli);
 	if (status) {
 		ka_filter_free(&cli.filter);
 		return status < 0 ? 0 : status;
 	}
-	status = EXIT_USAGE;
+	status = EXIT_USAGE; /* until the command line is known good */
 	if (cli.listen) {
 		if (optind < argc) {
 			ka_usage_error("%s", "--listen reads from the socket only: no PATH");
@@ -518,6 +518,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "kanalyze: %s prints table, json or markdown\n", what);
 			goto out_cli;
 		}
+		if (cli.opts.format == KA_FORMAT_SUMMARY) {
+			fprintf(stderr, "kanalyze: %s prints table, json or markdown\n", what);
+			goto out_cli;
+		}
 		status = cli.coverage ? pair_main("--coverage", coverage_report, cli.after_start,
 						  &cli, argv[optind], argv[optind + 1]) :
 					pair_main("--diff", diff_report, false, &cli,
@@ -525,6 +529,7 @@ int main(int argc, char **argv)
 		goto out_cli;
 	}
 
+	status = EXIT_FAIL;
 	ka_model_init(&run.model);
 	if (cli.exclude_waits) /* --listen's snapshots leave them out too */
 		run.model.set_aside = cli.filter.aside;

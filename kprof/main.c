@@ -84,7 +84,7 @@ static void usage(FILE *f)
 	      "  kprof -o trace --html=report.html -- python3 script.py\n"
 	      "  sudo kprof -p 4433             (Ctrl-C to stop and print)\n"
 	      "\n"
-	      "Exit status: CMD's (kprof is killed by the same signal when CMD was);\n"
+	      "Exit status: CMD's (kprof is killed by the same signal when CMD was;\n"
 	      "126 CMD cannot be executed, 127 CMD not found, 2 usage error, 1 when\n"
 	      "tracing or the profile failed.\n",
 	      f);
@@ -462,10 +462,16 @@ int main(int argc, char **argv)
 	kargv[n++] = dir;
 	kargv[n] = NULL;
 	int ks = run((char *const *)kargv, NULL, NULL, NULL, STDERR_FILENO);
-	bool profile_failed = ks < 0 || !WIFEXITED(ks) || WEXITSTATUS(ks) == 1;
+	/* 1: nothing read or written, 2: an option kanalyze refused (5, 3,
+	 * 4: printed, with a warning of its own) */
+	bool profile_failed = ks < 0 || !WIFEXITED(ks) || WEXITSTATUS(ks) == 1 ||
+			      WEXITSTATUS(ks) == 2;
 
 	if (o.out)
 		fprintf(stderr, "kprof: the traces are in %s (kanalyze %s)\n", o.out, o.out);
+	else if (profile_failed) /* kept: the run is not lost */
+		fprintf(stderr, "kprof: no profile printed; the traces are kept in %s "
+			"(kanalyze %s)\n", dir, dir);
 	else
 		nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 

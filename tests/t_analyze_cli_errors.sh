@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # kanalyze where it used to answer wrongly with success or flood stderr:
-# a file that is no kprof trace (one message, exit 2, not one line per
+# a file that is no kprof trace (one message, exit 5, not one line per
 # byte), damage past the first 10 records of an input (counted), --by=errno
 # in every --format, --timeline without events (exit 1, no file), times
 # below the table's decimals (never 0.000), the symbol-mode coverage line
@@ -27,9 +27,9 @@ for i in $(seq 60); do echo "user$i:x:$i:$i:User $i:/home/user$i:/bin/sh"; done 
 printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x06\0\0\0' > image.png
 printf 'hello\tworld "q"\n' | gzip -n > text.gz
 printf '\xdd\x7f\xff\xff\xff\xc0' > array.msgpack
-foreign() { # FILE START: exit 2, exactly one line on stderr
+foreign() { # FILE START: exit 5, exactly one line on stderr
 	run_k foreign "$1"
-	expect_eq "$1: exit" 2 "$rc"
+	expect_eq "$1: exit" 5 "$rc"
 	expect_eq "$1: message" "kanalyze: $1: not a kprof trace ($2, not with a msgpack map with a \"type\" key)" "$(cat foreign.err)"
 	grep -q '^TOTAL  *0 ' foreign.out || fail "$1: no (empty) profile"
 }
@@ -40,7 +40,7 @@ foreign array.msgpack 'it starts with bytes dd 7f ff ff ff c0'
 # the same with more bytes behind: still one message
 for i in $(seq 2000); do cat passwd; done > big.txt
 run_k big big.txt
-expect_eq "big text file: exit" 2 "$rc"
+expect_eq "big text file: exit" 5 "$rc"
 expect_eq "big text file: stderr lines" 1 "$(wc -l < big.err)"
 # JSON names it once, as an input without a stream start (--strict fails)
 run_k json --format=json passwd
@@ -49,28 +49,28 @@ expect_eq "JSON damaged" '[{"file":"passwd","offset":0,"decompressed":false,"rea
 run_k strict --strict passwd
 expect_eq "--strict on a foreign file: exit" 3 "$rc"
 grep -q -- '--strict: .* 1 inputs without a stream start' strict.err || fail "--strict summary: $(cat strict.err)"
-# next to a good trace: the good one is counted, exit 2
+# next to a good trace: the good one is counted, exit 5
 run_k mixed passwd fx.msgpack
-expect_eq "foreign + good: exit" 2 "$rc"
+expect_eq "foreign + good: exit" 5 "$rc"
 expect_eq "foreign + good: TOTAL" 1095 "$(awk '$1 == "TOTAL" { print $2 }' mixed.out)"
 
 # ---- damaged kprof traces keep their byte offsets ----
 # a cut header is truncated, not foreign
 head -c 7 fx.msgpack > cut.msgpack
 run_k cut cut.msgpack
-expect_eq "cut header: exit" 2 "$rc"
+expect_eq "cut header: exit" 5 "$rc"
 expect_eq "cut header: message" "kanalyze: cut.msgpack: truncated record at byte 0" "$(cat cut.err)"
 # one stray byte before a trace: reported, the records after it still count
 { printf 'X'; cat fx.msgpack; } > stray.msgpack
 run_k stray stray.msgpack
-expect_eq "stray byte: exit" 2 "$rc"
+expect_eq "stray byte: exit" 5 "$rc"
 expect_eq "stray byte: message" "kanalyze: stray.msgpack: record is not a map at byte 0" "$(cat stray.err)"
 expect_eq "stray byte: TOTAL" 1095 "$(awk '$1 == "TOTAL" { print $2 }' stray.out)"
 # text after a trace: 10 damaged records listed, the rest counted
 { cat fx.msgpack; cat passwd; } > tail.msgpack
 text_size=$(stat -c %s passwd)
 run_k tail tail.msgpack
-expect_eq "text after a trace: exit" 2 "$rc"
+expect_eq "text after a trace: exit" 5 "$rc"
 expect_eq "text after a trace: stderr lines" 11 "$(wc -l < tail.err)"
 expect_eq "text after a trace: first" "kanalyze: tail.msgpack: record is not a map at byte $fx_size" "$(head -n 1 tail.err)"
 expect_eq "text after a trace: summary" \

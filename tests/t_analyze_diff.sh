@@ -62,4 +62,4 @@ expect_eq "half the writes, each far dearer" "write (1) 1000 500 -50.0% worse: s
 "$KANALYZE" --diff --format=json a a > same.json
 expect_eq "self diff regressions" 0 "$(jq .regressions same.json)"
 rc=0; "$KANALYZE" --diff a 2>/dev/null || rc=$?
-expect_eq "--diff with one trace" 1 "$rc"
+expect_eq "--diff with one trace" 2 "$rc"

@@ -138,40 +138,40 @@ expect_eq "unknown records in JSON" 1 "$(profile_json unknown.msgpack | jq .coun
 cp fx.msgpack bad.msgpack
 printf '\xc1' >> bad.msgpack
 rc=0; "$KANALYZE" bad.msgpack > bad.txt 2> bad.err || rc=$?
-expect_eq "corrupt trace exit" 2 "$rc"
+expect_eq "corrupt trace exit" 5 "$rc"
 end=$(stat -c %s fx.msgpack)
 grep -q "bad.msgpack: invalid msgpack byte 0xc1 at byte $end in the record at byte $end\$" bad.err || fail "corrupt message: $(cat bad.err)"
 expect_eq "corrupt trace still counts" "1095" "$(awk '$1 == "TOTAL" { print $2 }' bad.txt)"
 head -c 2000 fx.msgpack > cut.msgpack
 rc=0; "$KANALYZE" --format=json cut.msgpack > cut.json 2> cut.err || rc=$?
-expect_eq "truncated trace exit" 2 "$rc"
+expect_eq "truncated trace exit" 5 "$rc"
 grep -q 'cut.msgpack: truncated record at byte 1891$' cut.err || fail "truncation message: $(cat cut.err)"
 expect_eq "truncated JSON damaged" '[{"file":"cut.msgpack","offset":1891,"decompressed":false,"reason":"truncated record","no_stream_start":false}]' "$(jq -c .damaged cut.json)"
 head -c $(( $(stat -c %s fx.msgpack.gz) / 2 )) fx.msgpack.gz > cut.msgpack.gz
 rc=0; "$KANALYZE" cut.msgpack.gz > /dev/null 2> cutgz.err || rc=$?
-expect_eq "truncated gzip exit" 2 "$rc"
+expect_eq "truncated gzip exit" 5 "$rc"
 grep -q 'of the decompressed stream$' cutgz.err || fail "gzip truncation message: $(cat cutgz.err)"
 
 rc=0; "$KANALYZE" --format=yaml fx.msgpack 2> usage.err || rc=$?
-expect_eq "bad --format exit" 1 "$rc"
+expect_eq "bad --format exit" 2 "$rc"
 expect_eq "usage error is one line" 1 "$(wc -l < usage.err)"
 rc=0; "$KANALYZE" --no-such-option fx.msgpack 2>/dev/null || rc=$?
-expect_eq "unknown option exit" 1 "$rc"
+expect_eq "unknown option exit" 2 "$rc"
 rc=0; "$KANALYZE" --top=x fx.msgpack 2>/dev/null || rc=$?
-expect_eq "bad --top exit" 1 "$rc"
+expect_eq "bad --top exit" 2 "$rc"
 rc=0; "$KANALYZE" 2>/dev/null || rc=$?
-expect_eq "no path exit" 1 "$rc"
+expect_eq "no path exit" 2 "$rc"
 rc=0; "$KANALYZE" missing.msgpack 2>/dev/null || rc=$?
 expect_eq "missing file exit" 1 "$rc"
 rc=0; "$KANALYZE" missing.msgpack fx.msgpack >/dev/null 2>&1 || rc=$?
-expect_eq "missing + good file exit" 2 "$rc"
+expect_eq "missing + good file exit" 5 "$rc"
 mkdir empty
 rc=0; "$KANALYZE" empty 2>/dev/null || rc=$?
 expect_eq "directory without traces exit" 1 "$rc"
 : > zero.msgpack
 # an empty file is a process whose trace never arrived: damaged input
 rc=0; "$KANALYZE" zero.msgpack > zero.txt 2> zero.err || rc=$?
-expect_eq "empty file exit" 2 "$rc"
+expect_eq "empty file exit" 5 "$rc"
 expect_eq "empty file message" "kanalyze: zero.msgpack: empty trace file: the process wrote nothing (killed before its first flush, or its disk was full)" "$(cat zero.err)"
 grep -q '^TOTAL  *0 ' zero.txt || fail "empty file profile"
 "$KANALYZE" --help > help.txt

@@ -43,7 +43,7 @@ w=$(grep -o '<g class="f" data-x="[^"]*" data-w="[^"]*" data-d="2"><title>getppi
 expect_eq "width of getppid's frames by calls" "$(awk -v t="$total" 'BEGIN { printf "%.6f", 1000 / t }')" "$w"
 rc=0
 "$KANALYZE" --flame=x.svg --flame-weight=size shim 2> bad.err || rc=$?
-expect_eq "bad --flame-weight: exit" 1 "$rc"
+expect_eq "bad --flame-weight: exit" 2 "$rc"
 grep -q "^kanalyze: --flame-weight is time or calls, not 'size'" bad.err || fail "message: $(cat bad.err)"
 
 # kbpf-trace's whole stacks

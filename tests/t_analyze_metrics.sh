@@ -71,5 +71,5 @@ echo "ok: $(prometheus --version 2>&1 | head -n 1)"
 
 rc=0
 "$KANALYZE" --metrics=127.0.0.1:0 final.txt 2> bad.err || rc=$?
-expect_eq "--metrics without --listen: exit" 1 "$rc"
+expect_eq "--metrics without --listen: exit" 2 "$rc"
 grep -q "^kanalyze: --metrics serves what --listen merges" bad.err || fail "message: $(cat bad.err)"

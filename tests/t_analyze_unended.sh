@@ -4,7 +4,7 @@
 # What kanalyze concludes from a trace that stops early. Every stream
 # that does not end with its exit record (or an exec) is named once on
 # stderr with the input and byte after which nothing of it arrived; an
-# empty or headerless trace file is damaged input (exit 2); a fork child
+# empty or headerless trace file is damaged input (exit 5); a fork child
 # without a stream in a trace directory is named; --strict exits 3 on all
 # of these and on records missing in the middle; a complete run says
 # nothing and passes --strict. Without --strict, streams without exit,
@@ -71,7 +71,7 @@ cp -r tree empty
 : > empty/sleep.4242.0.msgpack
 eline="kanalyze: empty/sleep.4242.0.msgpack: empty trace file: the process wrote nothing (killed before its first flush, or its disk was full)"
 run_k empty empty
-expect_eq "empty file: exit" 2 "$rc"
+expect_eq "empty file: exit" 5 "$rc"
 expect_err empty "$eline"
 run_k empty-strict --strict empty
 expect_eq "empty file: --strict exit" 3 "$rc"
@@ -89,7 +89,7 @@ expect_eq "empty file: JSON process" '[{"pid":4242,"ending":"empty","exit_status
 # one empty file given alone (the gzip of a full disk: nothing at all)
 : > alone.msgpack.gz
 run_k alone alone.msgpack.gz
-expect_eq "empty gzip file alone: exit" 2 "$rc"
+expect_eq "empty gzip file alone: exit" 5 "$rc"
 expect_err alone "kanalyze: alone.msgpack.gz: empty trace file: the process wrote nothing (killed before its first flush, or its disk was full)"
 
 # ---- a file whose first record is not a header ----
@@ -98,7 +98,7 @@ header_end=$("$BUILD/tests/format_plain" --offsets "$src" | head -n 1)
 tail -c +$((header_end + 1)) "$src" > headerless.msgpack
 first=$("$BUILD/tests/format_plain" --offsets "$src" | sed -n 2p)
 run_k headerless headerless.msgpack
-expect_eq "headerless: exit" 2 "$rc"
+expect_eq "headerless: exit" 5 "$rc"
 hline=$(head -n 1 headerless.err)
 [[ $hline =~ ^kanalyze:\ headerless.msgpack:\ headerless\ trace:\ its\ first\ record\ is\ an?\ [a-z]+\ record,\ not\ a\ header\ \(the\ start\ of\ the\ stream\ is\ missing\)$ ]] ||
 	fail "headerless: message: $(cat headerless.err)"
@@ -129,7 +129,7 @@ cp -r execs execs-killed
 last=$(json_of execs | jq -r '[.execs_without_stream[].pid] | max')
 : > "execs-killed/static_getppid.$last.0.msgpack"
 run_k execs-killed execs-killed
-expect_eq "exec, then an empty file of its pid: exit" 2 "$rc"
+expect_eq "exec, then an empty file of its pid: exit" 5 "$rc"
 expect_eq "exec, then an empty file of its pid: lines" 2 "$(wc -l < execs-killed.err)"
 grep -qx "kanalyze: execs-killed/static_getppid.$last.0.msgpack: empty trace file: the process wrote nothing (killed before its first flush, or its disk was full)" execs-killed.err ||
 	fail "exec, then an empty file: no empty-file line: $(cat execs-killed.err)"

@@ -3,7 +3,8 @@
 # Every entry point that parses input rejects bad input with a message
 # naming the tool and a non-zero status, never a signal or a sanitizer
 # report: kanalyze on damaged, foreign and missing traces and bad flags
-# (1: nothing usable, 2: profile of what was readable before the damage),
+# (1: nothing usable, 2: a usage error, 5: profile of what was readable
+# before the damage),
 # krunner's options and result files, kbpf-trace's options (before any
 # privilege is needed). krunner's suite errors: t_runner_errors.sh.
 . "$KPROF_ROOT/tests/lib.sh"
@@ -25,20 +26,20 @@ check() {
 	echo "ok: $* -> $rc: $(head -n 1 err.txt)"
 }
 K=$KANALYZE
-check 2 kanalyze "$K" random.msgpack
-check 2 kanalyze "$K" json.msgpack
-check 2 kanalyze "$K" corrupt.msgpack.gz
-check 2 kanalyze "$K" bad-header.msgpack
-check 2 kanalyze "$K" huge-map.msgpack
-check 2 kanalyze "$K" huge-array.msgpack
-check 2 kanalyze "$K" --format=json random.msgpack
+check 5 kanalyze "$K" random.msgpack
+check 5 kanalyze "$K" json.msgpack
+check 5 kanalyze "$K" corrupt.msgpack.gz
+check 5 kanalyze "$K" bad-header.msgpack
+check 5 kanalyze "$K" huge-map.msgpack
+check 5 kanalyze "$K" huge-array.msgpack
+check 5 kanalyze "$K" --format=json random.msgpack
 check 1 kanalyze "$K" empty-dir
 check 1 kanalyze "$K" no-such-file
-check 1 kanalyze "$K"
-check 1 kanalyze "$K" --format=xml random.msgpack
-check 1 kanalyze "$K" --top=abc random.msgpack
-check 1 kanalyze "$K" --by=nothing random.msgpack
-check 1 kanalyze "$K" --no-such-option
+check 2 kanalyze "$K"
+check 2 kanalyze "$K" --format=xml random.msgpack
+check 2 kanalyze "$K" --top=abc random.msgpack
+check 2 kanalyze "$K" --by=nothing random.msgpack
+check 2 kanalyze "$K" --no-such-option
 if [ -x "$BUILD/krunner" ]; then
 	R=$BUILD/krunner
 	check 1 krunner "$R" --rounds=abc --suite=syscall-io --out="$PWD/r"

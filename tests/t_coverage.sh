@@ -24,5 +24,5 @@ grep -q '^getppid (110) *1000 *1500 *66.7%$' table.txt || fail "table row for ge
 set +e
 "$KANALYZE" --coverage shim 2>err.txt; rc=$?
 set -e
-expect_eq "one trace only: usage error" 1 "$rc"
+expect_eq "one trace only: usage error" 2 "$rc"
 grep -q 'exactly two traces' err.txt || fail "no clear message: $(cat err.txt)"

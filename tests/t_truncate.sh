@@ -4,10 +4,10 @@
 # kanalyze on a trace cut at every byte offset, plain and gzip: it never
 # crashes (no signal, no sanitizer report), always prints a profile, and
 # its exit status is exactly
-#   plain: 0 when the cut falls on a record boundary, else 2;
-#   gzip:  0 only for the whole file, else 2 (a gzip stream cut anywhere
+#   plain: 0 when the cut falls on a record boundary, else 5 (damaged);
+#   gzip:  0 only for the whole file, else 5 (a gzip stream cut anywhere
 #          else is truncated, even between records);
-#   both:  2 for the empty file (a process whose trace never arrived).
+#   both:  5 for the empty file (a process whose trace never arrived).
 # Uses a real shim trace of tests/getppid_loop when both are built, else
 # the fixture of tests/gen_trace.c.
 source "$KPROF_ROOT/tests/lib.sh"
@@ -62,7 +62,7 @@ run_cuts() {
 	while read -r cut; do
 		rc=0
 		"$KANALYZE" --format=json "$kind/in/$cut" > "$kind/$cut.json" 2> "$kind/$cut.err" || rc=$?
-		expect=2
+		expect=5
 		[ -n "${boundary[$cut]:-}" ] && expect=0
 		echo "$cut $expect $rc"
 	done < "$list" > "$list.results"
@@ -99,12 +99,12 @@ for kind in plain gzip; do
 	wrong=$(awk '$2 != $3' $kind.results | head -n 5)
 	[ -z "$wrong" ] || fail "$kind: wrong exit status (offset expected got): $wrong"
 	zeros=$(awk '$3 == 0' $kind.results | wc -l)
-	echo "ok: $kind: $n cuts, $zeros at boundaries exit 0, the rest exit 2"
+	echo "ok: $kind: $n cuts, $zeros at boundaries exit 0, the rest exit 5"
 	# every damaged cut names the file and a byte offset
-	silent=$(awk -v k=$kind '$3 == 2 { print k "/" $1 ".err" }' $kind.results |
+	silent=$(awk -v k=$kind '$3 == 5 { print k "/" $1 ".err" }' $kind.results |
 		xargs -r grep -L -e "^kanalyze: $kind/in/[0-9]*: .* at byte [0-9]" \
 			-e "^kanalyze: $kind/in/0: empty trace file: " | head -n 3)
-	[ -z "$silent" ] || fail "$kind: exit 2 without a damage message: $silent: $(cat ${silent%% *})"
+	[ -z "$silent" ] || fail "$kind: exit 5 without a damage message: $silent: $(cat ${silent%% *})"
 	# every cut still printed a profile
 	valid=$(cd $kind && jq -r 'if (.syscalls | type) == "array" and (.total.count | type) == "number" then "ok" else "bad" end' *.json | grep -c '^ok$')
 	expect_eq "$kind: profiles printed" "$n" "$valid"

@@ -267,7 +267,7 @@ for case in "${cases[@]}"; do
 			# any other message or exit status is a failure.
 			losses=$(grep -cE "empty trace file: the process wrote nothing|ended without exit: killed or lost|fork child pid [0-9]+ of pid [0-9]+ has no stream" "$d/kanalyze.err" || true)
 			others=$(grep -vcE "empty trace file: the process wrote nothing|ended without exit: killed or lost|fork child pid [0-9]+ of pid [0-9]+ has no stream" "$d/kanalyze.err" || true)
-			if [ $krc != 0 ] && ! { [ $krc = 2 ] && [ "$others" = 0 ] && [ "$losses" -gt 0 ]; }; then
+			if [ $krc != 0 ] && ! { [ $krc = 5 ] && [ "$others" = 0 ] && [ "$losses" -gt 0 ]; }; then
 				why+=("kanalyze exit $krc: $(head -n 2 "$d/kanalyze.err" | tr '\n' ';')")
 			elif [ "$losses" -gt 0 ]; then
 				echo "      note: $case $mode: kanalyze reported $losses losses of processes the workload killed, e.g. $(head -n 1 "$d/kanalyze.err" | sed 's#.*/##')"
