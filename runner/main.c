@@ -18,8 +18,10 @@
 #include "stats.h"
 #include "suite.h"
 
-#define EXIT_USAGE 1
-#define EXIT_WORKLOAD_FAILED 2
+/* as every kprof tool: 1 a failure, 2 a usage error (--help) */
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+#define EXIT_WORKLOAD_FAILED 5
 #define EXIT_REGRESSION 3
 #define EXIT_NO_VERDICT 4
 #define EXIT_INTERRUPTED 130
@@ -140,6 +142,8 @@ static int run_command(const struct options *opts, const struct locations *loc, 
 	int err;
 
 	err = run_prepare(&run, opts, loc);
+	if (err == -EINVAL) /* the command line's: an unknown suite, a --launcher */
+		*exit_code = EXIT_USAGE;
 	if (!err)
 		err = execute(loc, &run, NULL, exit_code);
 	if (err)
@@ -249,6 +253,8 @@ static int ab_command(const struct options *opts, const struct locations *loc, i
 	int err = run_prepare(&a, opts, loc);
 	if (!err)
 		err = run_prepare(&b, &b_opts, loc);
+	if (err == -EINVAL) /* the command line's: an unknown suite, a --launcher */
+		*exit_code = EXIT_USAGE;
 	if (!err)
 		err = share_stamp(&a, &b);
 	if (!err)
@@ -289,7 +295,7 @@ int main(int argc, char **argv)
 	err = locations_init(&loc, opts.programs_dir, opts.out_dir);
 	if (err) {
 		fprintf(stderr, "krunner: cannot locate the tree: %s\n", strerror(-err));
-		exit_code = EXIT_USAGE;
+		exit_code = EXIT_FAIL;
 		goto out;
 	}
 	switch (opts.command) {
@@ -308,10 +314,10 @@ int main(int argc, char **argv)
 		break;
 	}
 	if (err && !exit_code)
-		exit_code = EXIT_USAGE;
+		exit_code = EXIT_FAIL;
 	if (fflush(stdout) != 0 && !exit_code) {
 		fprintf(stderr, "krunner: cannot write the output: %s\n", strerror(errno));
-		exit_code = EXIT_USAGE;
+		exit_code = EXIT_FAIL;
 	}
 out:
 	options_free(&opts);

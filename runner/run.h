@@ -82,6 +82,8 @@ struct run {
 
 /* Resolves suites, tools and artifacts; prints every problem and returns
  * -ENOENT (missing) or -EINVAL (unknown suite) before anything runs. */
+/* 0, -EINVAL for what the command line asked wrong (an unknown suite, a
+ * --launcher a suite cannot take or that cannot be split), or -errno */
 int run_prepare(struct run *run, const struct options *opts, const struct locations *loc);
 /* Runs every suite's rounds. 0, or -errno on a failure of krunner itself;
  * failed workloads are counted in run->failed_suites. */

@@ -42,10 +42,10 @@ check 2 kanalyze "$K" --by=nothing random.msgpack
 check 2 kanalyze "$K" --no-such-option
 if [ -x "$BUILD/krunner" ]; then
 	R=$BUILD/krunner
-	check 1 krunner "$R" --rounds=abc --suite=syscall-io --out="$PWD/r"
-	check 1 krunner "$R" --rounds=-3 --suite=syscall-io --out="$PWD/r"
-	check 1 krunner "$R" --suite= --out="$PWD/r"
-	check 1 krunner "$R" compare
+	check 2 krunner "$R" --rounds=abc --suite=syscall-io --out="$PWD/r"
+	check 2 krunner "$R" --rounds=-3 --suite=syscall-io --out="$PWD/r"
+	check 2 krunner "$R" --suite= --out="$PWD/r"
+	check 2 krunner "$R" compare
 	check 1 krunner "$R" compare random.msgpack random.msgpack
 	check 1 krunner "$R" compare json.msgpack json.msgpack
 	[ ! -e r ] || fail "krunner wrote results on bad input: $(ls r)"

@@ -53,7 +53,7 @@ echo "ok: a known slowdown is flagged and fails the gate"
 rc=0
 "$KRUNNER" ab --suite=process-lifecycle --rounds=2 --min-time-ms=10 --out="$PWD/fail" \
 	--b-launcher="$PWD/side.sh false" >fail.txt 2>fail.err || rc=$?
-expect_eq "one side failing: exit" 2 "$rc"
+expect_eq "one side failing: exit" 5 "$rc"
 expect_eq "A marked failed too" true "$(jq '.suites[0].error != null' fail/*-A.json)"
 grep -q 'the other side failed' fail.err || fail "no word of the other side: $(cat fail.err)"
 echo "ok: a failure on one side fails both"
@@ -61,10 +61,10 @@ echo "ok: a failure on one side fails both"
 # usage errors
 rc=0
 "$KRUNNER" --suite=syscall-io --b-launcher=env --out="$PWD/u1" >/dev/null 2>u1.err || rc=$?
-expect_eq "--b-launcher without ab: exit" 1 "$rc"
+expect_eq "--b-launcher without ab: exit" 2 "$rc"
 grep -q -- '--b-launcher is for krunner ab' u1.err || fail "message: $(cat u1.err)"
 rc=0
 "$KRUNNER" ab --suite=syscall-io --profile=preload --out="$PWD/u2" >/dev/null 2>u2.err || rc=$?
-expect_eq "ab --profile: exit" 1 "$rc"
+expect_eq "ab --profile: exit" 2 "$rc"
 [ ! -e u1 ] && [ ! -e u2 ] || fail "a usage error wrote results"
 echo "ok: usage errors"

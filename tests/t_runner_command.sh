@@ -59,29 +59,29 @@ echo "ok: profiled runs traced exactly"
 # a failing command fails the suite: exit 2, no metric
 rc=0
 "$KRUNNER" run --runs=2 --out="$PWD/f" -- /bin/false > /dev/null 2> err.txt || rc=$?
-expect_eq "failing command: exit" 2 "$rc"
+expect_eq "failing command: exit" 5 "$rc"
 grep -q 'command: warm-up run: /bin/false failed: exit status 1$' err.txt || fail "no reason: $(cat err.txt)"
 ! grep -q 'No child processes' err.txt || fail "errno text for a failed command: $(cat err.txt)"
 rc=0
 "$KRUNNER" run --runs=1 --warmup=0 --out="$PWD/f2" -- sh -c 'kill -9 $$' > /dev/null 2> err.txt || rc=$?
-expect_eq "killed command: exit" 2 "$rc"
+expect_eq "killed command: exit" 5 "$rc"
 grep -q 'run 1: sh failed: killed by signal 9' err.txt || fail "no signal: $(cat err.txt)"
 expect_eq "failing command: metrics" 0 "$(jq "$sel | .metrics | length" f/*.json)"
 # usage errors
 rc=0
 "$KRUNNER" run --suite=syscall-io --out="$PWD/u" -- "$prog" 2> err.txt || rc=$?
-expect_eq "suites and a command: exit" 1 "$rc"
+expect_eq "suites and a command: exit" 2 "$rc"
 grep -q 'not both' err.txt || fail "$(cat err.txt)"
 rc=0
 "$KRUNNER" --suite=command --out="$PWD/u" 2> err.txt || rc=$?
-expect_eq "the command suite without a command: exit" 1 "$rc"
+expect_eq "the command suite without a command: exit" 2 "$rc"
 for bad in "--runs=0" "--runs=x" "--warmup=-1"; do
 	rc=0
 	"$KRUNNER" run "$bad" --out="$PWD/u" -- /bin/true 2> err.txt || rc=$?
-	expect_eq "$bad: exit" 1 "$rc"
+	expect_eq "$bad: exit" 2 "$rc"
 done
 rc=0
 "$KRUNNER" --suite=syscall-io --runs=3 --out="$PWD/u" 2> err.txt || rc=$?
-expect_eq "--runs with a suite: exit" 1 "$rc"
+expect_eq "--runs with a suite: exit" 2 "$rc"
 grep -q 'suites take --rounds' err.txt || fail "$(cat err.txt)"
 [ ! -e u ] || fail "a result was written for a usage error"

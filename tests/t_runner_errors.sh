@@ -19,9 +19,9 @@ no_results() {
 	echo "ok: no result file"
 }
 
-expect_exit 1 "unknown suite 'no-such-suite'" "$KRUNNER" --suite=no-such-suite --out="$out"
+expect_exit 2 "unknown suite 'no-such-suite'" "$KRUNNER" --suite=no-such-suite --out="$out"
 no_results
-expect_exit 1 "unknown suite 'nope'" "$KRUNNER" --suite=syscall-io,nope --out="$out"
+expect_exit 2 "unknown suite 'nope'" "$KRUNNER" --suite=syscall-io,nope --out="$out"
 no_results
 
 mkdir empty
@@ -36,18 +36,18 @@ no_results
 
 expect_exit 1 "launcher no-such-runtime" "$KRUNNER" --suite=syscall-io --launcher='no-such-runtime --x' --out="$out"
 no_results
-expect_exit 1 "--rounds wants" "$KRUNNER" --suite=syscall-io --rounds=0 --out="$out"
-expect_exit 1 "--profile is preload or bpf" "$KRUNNER" --suite=syscall-io --profile=strace --out="$out"
+expect_exit 2 "--rounds wants" "$KRUNNER" --suite=syscall-io --rounds=0 --out="$out"
+expect_exit 2 "--profile is preload or bpf" "$KRUNNER" --suite=syscall-io --profile=strace --out="$out"
 no_results
 # a suite's option given for a suite that does not run, or a bad value
-expect_exit 1 "--url-path is an option of the wordpress suite, which is not selected" \
+expect_exit 2 "--url-path is an option of the wordpress suite, which is not selected" \
 	"$KRUNNER" --suite=syscall-io --url-path=/x --out="$out"
 no_results
-expect_exit 1 "--samples wants a whole number, not 'many'" "$KRUNNER" --suite=syscall-io --samples=many --out="$out"
+expect_exit 2 "--samples wants a whole number, not 'many'" "$KRUNNER" --suite=syscall-io --samples=many --out="$out"
 no_results
-expect_exit 1 "--min-time-ms wants a whole number, not '-5'" "$KRUNNER" --suite=spawn-scratch --min-time-ms=-5 --out="$out"
+expect_exit 2 "--min-time-ms wants a whole number, not '-5'" "$KRUNNER" --suite=spawn-scratch --min-time-ms=-5 --out="$out"
 no_results
-expect_exit 1 "--run-noise wants a number from 0 to 100" "$KRUNNER" compare a.json b.json --run-noise=x
+expect_exit 2 "--run-noise wants a number from 0 to 100" "$KRUNNER" compare a.json b.json --run-noise=x
 
 printf '{"format": "krunner-result", "format_version": 1, "suites": [' >truncated.json
 echo '{"hello": 1}' >foreign.json
@@ -64,10 +64,10 @@ no_results
 mkdir fake
 printf '#!/bin/sh\necho pipe_mbps=12\nexit 1\n' >fake/syscall_io
 chmod +x fake/syscall_io
-expect_exit 2 "syscall_io failed (exit status 1); the round is rejected" \
+expect_exit 5 "syscall_io failed (exit status 1); the round is rejected" \
 	"$KRUNNER" --suite=syscall-io --programs="$PWD/fake" --out="$out"
 printf '#!/bin/sh\necho pipe_mbps=12\n' >fake/syscall_io
-expect_exit 2 "no value for metric file_write_mbps" \
+expect_exit 5 "no value for metric file_write_mbps" \
 	"$KRUNNER" --suite=syscall-io --programs="$PWD/fake" --out="$out" --rounds=1
 if command -v jq >/dev/null; then
 	for f in "$out"/*.json; do

@@ -31,14 +31,14 @@ rm -f hooks.log
 rc=0
 "$KRUNNER" run --runs=3 --warmup=0 --out="$PWD/f" --cleanup="echo cleanup >>hooks.log" \
 	-- sh -c 'echo run >>hooks.log; exit 4' >/dev/null 2>err.txt || rc=$?
-expect_eq "failed run: exit" 2 "$rc"
+expect_eq "failed run: exit" 5 "$rc"
 expect_eq "failed run: one run, then cleanup" "run cleanup" "$(tr '\n' ' ' <hooks.log | sed 's/ $//')"
 grep -q 'run 1: sh failed: exit status 4' err.txt || fail "$(cat err.txt)"
 rm -f hooks.log
 rc=0
 "$KRUNNER" run --runs=3 --out="$PWD/f2" --setup="exit 3" --cleanup="echo cleanup >>hooks.log" \
 	-- /bin/true >/dev/null 2>err.txt || rc=$?
-expect_eq "failed setup: exit" 2 "$rc"
+expect_eq "failed setup: exit" 5 "$rc"
 grep -q -- "--setup command 'exit 3' failed (exit status 3)" err.txt || fail "$(cat err.txt)"
 expect_eq "failed setup: cleanup ran" cleanup "$(cat hooks.log)"
 
@@ -68,5 +68,5 @@ fi
 
 rc=0
 "$KRUNNER" --suite=syscall-io --prepare=true --out="$PWD/u" 2>err.txt || rc=$?
-expect_eq "--prepare with a suite: exit" 1 "$rc"
+expect_eq "--prepare with a suite: exit" 2 "$rc"
 grep -q -- '--prepare is for a command' err.txt || fail "$(cat err.txt)"

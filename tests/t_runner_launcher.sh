@@ -46,7 +46,7 @@ echo "ok: launchers ran for run, ab's A and B, and a suite"
 # a launcher that fails fails the run, saying so
 rc=0
 "$KRUNNER" run --launcher=/bin/false --out="$PWD/f" -- /bin/true >/dev/null 2>err.txt || rc=$?
-expect_eq "--launcher=/bin/false: exit" 2 "$rc"
+expect_eq "--launcher=/bin/false: exit" 5 "$rc"
 grep -q "/bin/true under the launcher '/bin/false' failed: exit status 1" err.txt ||
 	fail "message: $(cat err.txt)"
 
@@ -67,11 +67,11 @@ echo "ok: a failing launcher fails; 10 ms vs 100 ms goes the right way"
 # where a launcher cannot apply, it is refused before anything runs
 rc=0
 "$KRUNNER" --suite=kernel-build --launcher=env --out="$PWD/k" >/dev/null 2>err.txt || rc=$?
-expect_eq "kernel-build --launcher: exit" 1 "$rc"
+expect_eq "kernel-build --launcher: exit" 2 "$rc"
 grep -q 'cannot apply to the kernel-build suite' err.txt || fail "message: $(cat err.txt)"
 rc=0
 "$KRUNNER" ab --suite=kernel-build --b-launcher=env --out="$PWD/k" >/dev/null 2>err.txt || rc=$?
-expect_eq "kernel-build --b-launcher: exit" 1 "$rc"
+expect_eq "kernel-build --b-launcher: exit" 2 "$rc"
 grep -q "B's --b-launcher" err.txt || fail "message: $(cat err.txt)"
 [ ! -e k ] || fail "a refused launcher wrote results"
 echo "ok: refused where it cannot apply"

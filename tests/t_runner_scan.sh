@@ -53,14 +53,14 @@ grep -q 'metric mystery has no known unit suffix.*not gated' err.txt || fail "no
 for bad in 'x_ms=-1' 'x_ms=nan' 'x_ms=fast' 'wall_ms=3'; do
 	rc=0
 	"$KRUNNER" run --runs=1 --parse-metrics --out="$PWD/b" -- echo "$bad" >/dev/null 2>err.txt || rc=$?
-	expect_eq "$bad: exit" 2 "$rc"
+	expect_eq "$bad: exit" 5 "$rc"
 	grep -q "${bad%%=*}" err.txt || fail "$bad: the line not named: $(cat err.txt)"
 done
 echo "ok: parse-metrics"
 
 rc=0
 "$KRUNNER" run -P N 5 1 -- /bin/true 2>err.txt || rc=$?
-expect_eq "-P MAX < MIN: exit" 1 "$rc"
+expect_eq "-P MAX < MIN: exit" 2 "$rc"
 rc=0
 "$KRUNNER" run -P N 1 -- /bin/true 2>err.txt || rc=$?
-expect_eq "-P short: exit" 1 "$rc"
+expect_eq "-P short: exit" 2 "$rc"

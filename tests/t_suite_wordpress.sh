@@ -51,7 +51,7 @@ rm -rf results
 rc=0
 "$KRUNNER" --suite=wordpress --rounds=1 --out="$PWD/results" \
 	--wp-config-extra='echo $krunner_undefined_variable;' >stdout.txt 2>stderr.txt || rc=$?
-expect_eq "exit with a broken config" 2 "$rc"
+expect_eq "exit with a broken config" 5 "$rc"
 grep -q "the first response is not the page" stderr.txt || fail "no message: $(cat stderr.txt)"
 grep -q "Warning" stderr.txt || fail "the message does not show the warning: $(cat stderr.txt)"
 expect_eq "failed suite in the result" false \
