@@ -597,6 +597,11 @@ int ka_parse_cli(int argc, char **argv, struct cli *cli)
 		ka_usage_error("%s", "--failed and --succeeded exclude each other");
 		return EXIT_USAGE;
 	}
+	if (cli->opts.format == KA_FORMAT_SUMMARY && cli->opts.by != KA_BY_SYSCALL) {
+		ka_usage_error("%s", "--format=summary prints one merged profile: --by=process, "
+				     "thread or kind go with --format=table, json, csv or markdown");
+		return EXIT_USAGE;
+	}
 	if (cli->metrics && !cli->listen) {
 		ka_usage_error("%s", "--metrics serves what --listen merges: give --listen too");
 		return EXIT_USAGE;

@@ -40,6 +40,35 @@ uint64_t kp_hist_quantile(const struct kp_hist *h, double q, uint64_t min_ns,
 	return max_ns;
 }
 
+bool kp_hist_quantile_range(const struct kp_hist *h, double q, uint64_t min_ns,
+			    uint64_t max_ns, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t total = 0;
+	for (unsigned b = 0; b < KP_HIST_BUCKETS; b++)
+		total += h->bucket[b];
+	if (total == 0)
+		return false;
+	double want = (q < 0 ? 0 : q > 1 ? 1 : q) * (double)total;
+	uint64_t rank = (uint64_t)want, seen = 0;
+	if ((double)rank < want || rank == 0)
+		rank++;
+	for (unsigned b = 0; b < KP_HIST_BUCKETS; b++) {
+		seen += h->bucket[b];
+		if (seen < rank)
+			continue;
+		*lo = kp_hist_bucket_low(b);
+		*hi = kp_hist_bucket_high(b);
+		if (*lo < min_ns)
+			*lo = min_ns;
+		if (max_ns && *hi > max_ns + 1)
+			*hi = max_ns + 1;
+		if (*hi < *lo)
+			*hi = *lo;
+		return true;
+	}
+	return false;
+}
+
 void kp_hist_add(struct kp_hist *into, const struct kp_hist *from)
 {
 	for (unsigned b = 0; b < KP_HIST_BUCKETS; b++)

@@ -9,6 +9,7 @@
 
 /* The BPF side (bpf/kbpf_trace.bpf.c) gets these types from vmlinux.h. */
 #ifndef __bpf__
+#include <stdbool.h>
 #include <stdint.h>
 #endif
 
@@ -70,6 +71,13 @@ struct kp_hist {
  */
 uint64_t kp_hist_quantile(const struct kp_hist *h, double q, uint64_t min_ns,
 			  uint64_t max_ns);
+/*
+ * The bucket the quantile q falls in, as [*lo, *hi): what the histogram
+ * knows of it, said as a range rather than a point (clamped to
+ * [min_ns, max_ns] when they are known). false without data.
+ */
+bool kp_hist_quantile_range(const struct kp_hist *h, double q, uint64_t min_ns,
+			    uint64_t max_ns, uint64_t *lo, uint64_t *hi);
 void kp_hist_add(struct kp_hist *into, const struct kp_hist *from);
 
 #endif

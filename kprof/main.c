@@ -41,6 +41,7 @@ struct options {
 	const char *pids;	/* -p */
 	const char *hook;	/* --hook */
 	bool bpf, verbose;
+	bool by; /* -b: kanalyze's table, which has sections (the summary has none) */
 	const char *pass[MAX_PASS]; /* to kanalyze */
 	int n_pass;
 };
@@ -238,6 +239,7 @@ static int parse(int argc, char **argv, struct options *o)
 		case 'E': o->pass[o->n_pass++] = "--errors"; break;
 		case 'P': o->pass[o->n_pass++] = "--percentiles"; break;
 		case 'b': snprintf(slot, sizeof(buf[0]), "--by=%s", optarg);
+			o->by = strcmp(optarg, "syscall") != 0 && strcmp(optarg, "errno") != 0;
 			o->pass[o->n_pass++] = slot; break;
 		case OPT_PASS_ARG:
 			snprintf(slot, sizeof(buf[0]), "--%s=%s", longs[idx].name, optarg);
@@ -454,7 +456,7 @@ int main(int argc, char **argv)
 	const char *kargv[MAX_PASS + 8];
 	int n = 0;
 	kargv[n++] = kanalyze;
-	kargv[n++] = "--format=summary";
+	kargv[n++] = o.by ? "--format=table" : "--format=summary";
 	if (o.verbose)
 		kargv[n++] = "-v";
 	for (int i = 0; i < o.n_pass; i++)

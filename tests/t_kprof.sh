@@ -61,6 +61,23 @@ awk '/^Calls that wait by nature/ { w = 1 } w && $NF == "clock_nanosleep" { foun
 awk '/^Calls that wait by nature/ { exit } $NF == "clock_nanosleep" { bad = 1 } END { exit bad }' waits.txt ||
 	fail "clock_nanosleep among the work"
 
+# -P: p50 and p99 said as the histogram bucket they fall in, lo-hi (us)
+"$KPROF" -P -- "$BUILD/tests/getppid_loop" 1000 > /dev/null 2> pct.txt
+grep -q '^% time .* retries    p50 range (us)    p99 range (us) syscall$' pct.txt ||
+	fail "-P: no range columns: $(head -n 4 pct.txt)"
+read -r lo hi <<<"$(awk '$NF == "getppid" { split($(NF - 2), r, "-"); print r[1], r[2] }' pct.txt)"
+awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(lo > 0 && lo <= hi && hi <= 2 * lo) }' ||
+	fail "-P: getppid's p50 range '$lo-$hi' is not a bucket (lo <= hi <= 2 lo)"
+echo "ok: -P: getppid p50 in $lo-$hi us"
+# the summary has no sections: kprof -b prints kanalyze's table instead,
+# and kanalyze refuses --format=summary with --by=process
+"$KPROF" -b process -- true 2> by.txt
+grep -q '^--- pid [0-9]* .* true ---$' by.txt || fail "-b process: no section: $(head -n 5 by.txt)"
+set +e
+"$KANALYZE" --format=summary --by=process kept > /dev/null 2> by.err; rc_by=$?
+set -e
+expect_eq "kanalyze --format=summary --by=process: usage error" 2 "$rc_by"
+
 # as root: --bpf, from the kernel side, counts the same
 if [ "$(id -u)" -eq 0 ] && [ -x "$BUILD/kbpf-trace" ]; then
 	"$KPROF" --bpf -- "$BUILD/tests/getppid_loop" 1000 > /dev/null 2> bpf.txt

@@ -7,9 +7,11 @@
  * their time is summed over threads and would otherwise top a table of a
  * mostly idle thread pool. Each block's % time is of that block. Fixed
  * decimals so that the columns align; 0 errors and 0 retries left blank,
- * as strace leaves 0 errors. The footer is the losses alone; -v adds the
- * classic footer (descriptors open at exit, coverage, the shim's own
- * calls).
+ * as strace leaves 0 errors. --percentiles adds p50 and p99 as what the
+ * histogram knows of them: the range of the bucket they fall in (its
+ * buckets are a quarter of an octave wide). The footer is the losses
+ * alone; -v adds the classic footer (descriptors open at exit, the
+ * shim's own calls).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,10 +21,22 @@
 #include "filter.h"
 #include "report.h"
 
-static void dashes(FILE *out)
+static void dashes(FILE *out, bool pct)
 {
-	fputs("------ ----------- ----------- --------- --------- --------- ----------------\n",
-	      out);
+	fputs("------ ----------- ----------- --------- --------- ---------", out);
+	if (pct)
+		fputs(" ----------------- -----------------", out);
+	fputs(" ----------------\n", out);
+}
+
+/* " 12.29-14.34" (us): the bucket of quantile q; "-" without data */
+static void pct_cell(FILE *out, const struct ka_row *r, double q)
+{
+	uint64_t lo, hi;
+	char buf[48] = "-";
+	if (!r->no_latency && kp_hist_quantile_range(&r->hist, q, r->min_ns, r->max_ns, &lo, &hi))
+		snprintf(buf, sizeof(buf), "%.2f-%.2f", (double)lo / 1e3, (double)hi / 1e3);
+	fprintf(out, " %17s", buf);
 }
 
 static void blank_or(FILE *out, uint64_t v)
@@ -33,7 +47,8 @@ static void blank_or(FILE *out, uint64_t v)
 		fprintf(out, " %9s", "");
 }
 
-static void line(FILE *out, const struct ka_row *r, double block_ns, const char *name)
+static void line(FILE *out, const struct ka_row *r, double block_ns, const char *name,
+		 bool with_pct)
 {
 	double pct = block_ns > 0 ? 100.0 * (double)r->time_ns / block_ns : 0.0;
 	double avg_us = r->count ? (double)r->time_ns / (double)r->count / 1e3 : 0.0;
@@ -41,6 +56,10 @@ static void line(FILE *out, const struct ka_row *r, double block_ns, const char 
 		avg_us, r->count);
 	blank_or(out, r->errors);
 	blank_or(out, r->retries);
+	if (with_pct) {
+		pct_cell(out, r, 0.50);
+		pct_cell(out, r, 0.99);
+	}
 	fprintf(out, " %s\n", name);
 }
 
@@ -51,11 +70,13 @@ static void block(FILE *out, const struct ka_profile *p, bool waits,
 {
 	struct ka_row total = { 0 };
 	size_t n = 0;
+	bool pct = o->percentiles;
 	for (size_t i = 0; i < p->n_rows; i++) {
 		const struct ka_row *r = &p->rows[i];
 		if (ka_class_has("wait", r->name) != waits)
 			continue;
 		KP_SC_MERGE(&total, r);
+		kp_hist_add(&total.hist, &r->hist);
 		n++;
 	}
 	if (!n)
@@ -64,8 +85,11 @@ static void block(FILE *out, const struct ka_profile *p, bool waits,
 		fputs("\nCalls that wait by nature (%wait): each thread's waiting, summed over "
 		      "the threads\n",
 		      out);
-	fputs("% time     seconds  usecs/call     calls    errors   retries syscall\n", out);
-	dashes(out);
+	fputs("% time     seconds  usecs/call     calls    errors   retries", out);
+	if (pct)
+		fputs("    p50 range (us)    p99 range (us)", out);
+	fputs(" syscall\n", out);
+	dashes(out, pct);
 	size_t shown = 0;
 	for (size_t i = 0; i < p->n_rows; i++) {
 		const struct ka_row *r = &p->rows[i];
@@ -73,13 +97,13 @@ static void block(FILE *out, const struct ka_profile *p, bool waits,
 			continue;
 		if (o->top && shown == o->top)
 			break;
-		line(out, r, (double)total.time_ns, r->name);
+		line(out, r, (double)total.time_ns, r->name, pct);
 		shown++;
 	}
 	if (shown < n)
 		fprintf(out, "(%zu more syscalls, in the total)\n", n - shown);
-	dashes(out);
-	line(out, &total, (double)total.time_ns, "total");
+	dashes(out, pct);
+	line(out, &total, (double)total.time_ns, "total", pct);
 }
 
 int ka_report_summary(FILE *out, const struct ka_model *m, const struct ka_report_opts *o)
