@@ -5,7 +5,9 @@
  * made up to then is summed; a point is the difference to the previous
  * boundary. Resolution is bounded by the producers' period
  * (KPROF_INTERVAL_MS, kbpf-trace's): an interval shorter than it shows the
- * calls in the interval where the next aggregate landed.
+ * calls in the interval where the next aggregate landed, and the intervals
+ * where none landed as unknown ("-" in the table, "aggregates": 0 in
+ * JSON), not as intervals without calls.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -76,6 +78,7 @@ int ka_series_build(const struct ka_model *m, uint64_t interval_ns,
 	size_t next = 0;
 	for (size_t k = 0; k < want; k++) {
 		uint64_t end = base + (k + 1) * interval_ns;
+		size_t first = next;
 		for (; next < m->n_history && sorted[next]->time_ns < end; next++) {
 			const struct ka_snapshot *h = sorted[next];
 			struct key_state *ks = NULL;
@@ -96,6 +99,7 @@ int ka_series_build(const struct ka_model *m, uint64_t interval_ns,
 		}
 		struct ka_series_point *p = &pts[n++];
 		p->end_ns = end - base;
+		p->aggregates = next - first;
 		int64_t best = -1;
 		for (size_t nr = 0; nr < NRS; nr++) {
 			int64_t dc = cur[nr] - prev[nr], dt = cur[NRS + nr] - prev[NRS + nr];
@@ -152,13 +156,17 @@ int ka_report_series(FILE *out, const struct ka_model *m, uint64_t interval_ms,
 		if (json)
 			fprintf(out, "%s{\"end_ms\":%" PRIu64 ",\"count\":%" PRIu64
 				",\"time_ns\":%" PRIu64 ",\"retries\":%" PRIu64
-				",\"errors\":%" PRIu64 ",\"top\":\"%s\"}", i ? "," : "",
+				",\"errors\":%" PRIu64 ",\"top\":\"%s\",\"aggregates\":%" PRIu64
+				"}", i ? "," : "",
 				p[i].end_ns / 1000000, p[i].count, p[i].time_ns,
-				p[i].retries, p[i].errors, top);
+				p[i].retries, p[i].errors, top, p[i].aggregates);
 		else if (csv)
 			fprintf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s\n",
 				p[i].end_ns / 1000000, p[i].count, p[i].time_ns,
 				p[i].retries, p[i].errors, top);
+		else if (!p[i].aggregates && !p[i].count) /* nothing known of it */
+			fprintf(out, "%10" PRIu64 " %10s %12s %9s %9s  (no aggregate in this interval)\n",
+				p[i].end_ns / 1000000, "-", "-", "-", "-");
 		else
 			fprintf(out, "%10" PRIu64 " %10" PRIu64 " %12.3f %9" PRIu64 " %9" PRIu64 "  %s\n",
 				p[i].end_ns / 1000000, p[i].count, (double)p[i].time_ns / 1e6,

@@ -106,6 +106,9 @@ struct ka_series_point {
 	uint64_t end_ns; /* since the earliest stream start */
 	uint64_t count, time_ns, retries, errors;
 	uint64_t top_nr; /* syscall with the most time in the interval */
+	/* aggregates that landed in the interval: 0 says nothing is known of
+	 * it (an interval shorter than the producers' period), not no calls */
+	uint64_t aggregates;
 };
 int ka_series_build(const struct ka_model *m, uint64_t interval_ns,
 		    struct ka_series_point **points, size_t *n_points);
