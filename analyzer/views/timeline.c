@@ -150,17 +150,42 @@ int ka_write_timeline(FILE *out, const struct ka_model *m, uint64_t max_bytes, u
 	for (size_t i = 0; i < m->n_streams; i++) {
 		const struct ka_stream *s = &m->streams[i];
 		const char *arch = s->arch ? s->arch : ka_model_arch(m);
-		char label[512];
+		char label[1024];
 		if (!s->n_event_list)
 			continue;
-		ka_report_label(label, sizeof(label), s, NULL);
-		fprintf(out, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu64
-			",\"args\":{\"name\":", first ? "" : ",", s->pid);
-		ka_json_string(out, label);
-		fprintf(out, "}}");
-		first = false;
+		/* one pid, one process row: the images a pid exec'd (one stream
+		 * each) are named together, by the first of them */
+		bool pid_named = false;
+		for (size_t k = 0; k < i && !pid_named; k++)
+			pid_named = m->streams[k].pid == s->pid && m->streams[k].n_event_list;
+		if (!pid_named) {
+			ka_report_label(label, sizeof(label), s, NULL);
+			for (size_t k = i + 1; k < m->n_streams; k++) {
+				size_t len = strlen(label);
+				if (m->streams[k].pid == s->pid && m->streams[k].n_event_list &&
+				    len + 64 < sizeof(label))
+					snprintf(label + len, sizeof(label) - len, ", then exec %s",
+						 ka_stream_name(&m->streams[k]));
+			}
+			fprintf(out, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu64
+				",\"args\":{\"name\":", first ? "" : ",", s->pid);
+			ka_json_string(out, label);
+			fprintf(out, "}}");
+			first = false;
+		}
 		uint64_t named_tids[256];
 		size_t n_named = 0;
+		/* the threads an earlier image of the pid named already */
+		for (size_t k = 0; k < i && pid_named; k++) {
+			const struct ka_stream *o = &m->streams[k];
+			for (size_t j = 0; o->pid == s->pid && j < o->n_event_list && n_named < 256; j++) {
+				bool seen = false;
+				for (size_t q = 0; q < n_named && !seen; q++)
+					seen = named_tids[q] == o->event_list[j].tid;
+				if (!seen && o->event_list[j].start_ns < cut)
+					named_tids[n_named++] = o->event_list[j].tid;
+			}
+		}
 		for (size_t k = 0; k < s->n_event_list; k++) {
 			const struct ka_event *e = &s->event_list[k];
 			total++;
