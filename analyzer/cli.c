@@ -87,7 +87,7 @@ void ka_usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "kanalyze: ");
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, " (see kanalyze --help)\n");
+	fprintf(stderr, "\nTry 'kanalyze --help' for more information.\n");
 }
 
 static int pick(const char *arg, const char *const *names, int n)
@@ -104,8 +104,8 @@ static int parse_u64(const char *opt, const char *arg, uint64_t *out)
 	errno = 0;
 	unsigned long long v = strtoull(arg, &end, 10);
 	if (errno || end == arg || *end || arg[0] == '-') {
-		fprintf(stderr, "kanalyze: %s needs a number, not '%s' (see kanalyze --help)\n",
-			opt, arg);
+		fprintf(stderr, "kanalyze: %s needs a number, not '%s'\n"
+			"Try 'kanalyze --help' for more information.\n", opt, arg);
 		return -EINVAL;
 	}
 	*out = v;

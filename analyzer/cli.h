@@ -34,7 +34,8 @@ struct cli {
 	struct ka_filter filter;
 };
 
-/* "kanalyze: " FMT " (see kanalyze --help)" on stderr. */
+/* "kanalyze: " FMT, then "Try 'kanalyze --help' for more information."
+ * on stderr (GNU's way, as every kprof tool). */
 void ka_usage_error(const char *fmt, const char *arg);
 /* Reads the options into cli (optind: the first PATH): 0; -1 when --help
  * or --version printed (exit 0); else the exit status of a usage error. */

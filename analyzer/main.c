@@ -510,8 +510,8 @@ int main(int argc, char **argv)
 	if (cli.coverage || cli.diff) {
 		const char *what = cli.coverage ? "--coverage" : "--diff";
 		if (argc - optind != 2) {
-			fprintf(stderr, "kanalyze: %s compares exactly two traces: kanalyze %s A B"
-				" (see kanalyze --help)\n", what, what);
+			fprintf(stderr, "kanalyze: %s compares exactly two traces: kanalyze %s A B\n"
+				"Try 'kanalyze --help' for more information.\n", what, what);
 			goto out_cli;
 		}
 		if (cli.opts.format == KA_FORMAT_CSV) {

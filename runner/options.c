@@ -272,7 +272,7 @@ static void usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	fprintf(stderr, "krunner: ");
 	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, " (see krunner --help)\n");
+	fprintf(stderr, "\nTry 'krunner --help' for more information.\n");
 	va_end(ap);
 }
 
@@ -522,8 +522,9 @@ int options_parse(int argc, char **argv, struct options *opts)
 		return err;
 	}
 	optind = 1;
+	opterr = 0; /* said here, as krunner: */
 	for (;;) {
-		int c = getopt_long(argc, argv, "s:r:lhVP:D:L:", table, NULL);
+		int c = getopt_long(argc, argv, ":s:r:lhVP:D:L:", table, NULL);
 		if (c == -1)
 			break;
 		switch (c) {
@@ -681,7 +682,8 @@ int options_parse(int argc, char **argv, struct options *opts)
 				}
 				break;
 			}
-			fprintf(stderr, "krunner: see krunner --help\n");
+			usage_error(c == ':' ? "option '%s' needs a value" : "unknown option '%s'",
+				    argv[optind - 1]);
 			return -EINVAL;
 		}
 	}

@@ -154,7 +154,9 @@ grep -q 'of the decompressed stream$' cutgz.err || fail "gzip truncation message
 
 rc=0; "$KANALYZE" --format=yaml fx.msgpack 2> usage.err || rc=$?
 expect_eq "bad --format exit" 2 "$rc"
-expect_eq "usage error is one line" 1 "$(wc -l < usage.err)"
+expect_eq "usage error: the message and GNU's pointer to --help" \
+	"Try 'kanalyze --help' for more information." "$(sed -n 2p usage.err)"
+expect_eq "usage error is two lines" 2 "$(wc -l < usage.err)"
 rc=0; "$KANALYZE" --no-such-option fx.msgpack 2>/dev/null || rc=$?
 expect_eq "unknown option exit" 2 "$rc"
 rc=0; "$KANALYZE" --top=x fx.msgpack 2>/dev/null || rc=$?
