@@ -316,6 +316,25 @@ static int run(char *const argv[], const char *preload, const char *out, const c
 	return status;
 }
 
+/* The time, in us, that some runnable task of the machine waited for a
+ * CPU (PSI, /proc/pressure/cpu "some total="); -1 where the kernel has
+ * no PSI. */
+static long long cpu_wait_us(void)
+{
+	FILE *f = fopen("/proc/pressure/cpu", "re");
+	if (!f)
+		return -1;
+	char line[256];
+	long long total = -1;
+	while (fgets(line, sizeof(line), f)) {
+		const char *t = strstr(line, "total=");
+		if (strncmp(line, "some ", 5) == 0 && t)
+			total = strtoll(t + 6, NULL, 10);
+	}
+	fclose(f);
+	return total;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -412,6 +431,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &fwd, NULL);
 	sigaction(SIGHUP, &fwd, NULL);
 
+	long long wait0 = cpu_wait_us();
 	double t0 = now();
 	int status;
 	if (o.bpf || o.pids) {
@@ -435,6 +455,7 @@ int main(int argc, char **argv)
 		status = run(cmd, shim, dir, o.hook, -1);
 	}
 	double wall = now() - t0;
+	long long wait1 = cpu_wait_us();
 
 	/* the header, then the profile on stderr */
 	char what[128];
@@ -452,6 +473,16 @@ int main(int argc, char **argv)
 	else
 		fprintf(stderr, "\nkprof: %s %s after %.3f s (wall clock) on %ld CPUs\n",
 			basename(cmd[0]), what, wall, cpus);
+	/* what the times mean on a busy machine: a call's time runs from its
+	 * start to its end, a wait for a CPU in between included */
+	double waited = wait0 >= 0 && wait1 >= wait0 && wall > 0 ?
+				(double)(wait1 - wait0) / 1e6 / wall : 0;
+	if (waited >= 0.10)
+		fprintf(stderr, "kprof: the CPUs were contended: some runnable task waited for "
+			"one %.0f%% of the run (/proc/pressure/cpu); the calls' times include "
+			"such waits (kprof --bpf -o DIR, then kanalyze DIR: its OffCPU column "
+			"tells them apart)\n",
+			100.0 * (waited > 1 ? 1 : waited));
 
 	const char *kargv[MAX_PASS + 8];
 	int n = 0;
