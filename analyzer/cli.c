@@ -327,7 +327,9 @@ static const struct opt options[] = {
 		  "add errors and the errno breakdown per syscall" },
 	{ .name = "percentiles", .short_opt = 'P', .set = SET_TRUE, .field = offsetof(struct cli, opts.percentiles),
 	  .help =
-		  "add p50/p90/p99/max latency columns (microseconds)" },
+		  "add p50/p90/p99/max latency columns (microseconds;\n"
+		  "a percentile as the range of the histogram bucket it\n"
+		  "falls in, 0.96-1.02)" },
 	{ .name = "coverage", .set = SET_TRUE, .field = offsetof(struct cli, coverage),
 	  .help =
 		  "exactly two PATHs, A and B, traces of the same\n"

@@ -96,6 +96,11 @@ expect_eq "--by=thread totals" "70 1010 9 6 " "$(awk '$1 == "TOTAL" { printf "%s
 "$KANALYZE" --errors --percentiles fx.msgpack > errors.txt
 grep -q '^    errno: EAGAIN 7$' errors.txt || fail "--errors breakdown"
 grep -q 'p50(us)' errors.txt || fail "--percentiles columns"
+# a percentile is what the histogram knows of it: its bucket, lo-hi (us),
+# which holds the JSON's estimate
+read -r lo hi <<<"$(awk '$1 == "getppid" { split($8, r, "-"); print r[1], r[2] }' errors.txt)"
+awk -v lo="$lo" -v hi="$hi" -v p="$p50" 'BEGIN { exit !(lo < hi && lo * 1000 <= p && p <= hi * 1000) }' ||
+	fail "getppid p50 cell '$lo-$hi' us is not a range holding $p50 ns"
 
 # ---- CSV ----
 "$KANALYZE" --format=csv fx.msgpack > out.csv

@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "columns.h"
 
@@ -147,8 +148,22 @@ void ka_col_text(char *buf, size_t size, enum ka_col c, const struct ka_row *r,
 		snprintf(buf, size, "-");
 		return;
 	}
+	uint64_t lo, hi;
 	if (col->from_hist && !has_hist(r)) /* no percentiles to show */
 		snprintf(buf, size, "-");
+	else if (col->from_hist &&
+		 kp_hist_quantile_range(&r->hist, c == KA_COL_P50 ? 0.50 : c == KA_COL_P90 ? 0.90 : 0.99,
+					r->min_ns, r->max_ns, &lo, &hi)) {
+		/* what the histogram knows: the bucket, "lo-hi" (its last value
+		 * included); one value when the bucket holds one */
+		char a[32], b[32];
+		ka_format_duration(a, sizeof(a), (double)lo / col->unit_ns, col->decimals);
+		ka_format_duration(b, sizeof(b), (double)(hi - 1) / col->unit_ns, col->decimals);
+		if (hi - 1 <= lo || strcmp(a, b) == 0)
+			snprintf(buf, size, "%s", a);
+		else
+			snprintf(buf, size, "%s-%s", a, b);
+	}
 	else if (col->unit_ns == 0)
 		snprintf(buf, size, "%" PRIu64, v);
 	else if (c == KA_COL_AVG) /* not rounded to whole ns */

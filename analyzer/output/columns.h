@@ -46,8 +46,9 @@ struct ka_column {
 	bool left;		/* text, aligned left */
 	/* not known for a row without per-call latency (--by=kind) */
 	bool latency;
-	/* from the histogram: "-" in the human formats when the row has no
-	 * histogram data */
+	/* from the histogram: in the human formats the range of the bucket
+	 * the quantile falls in ("0.96-1.02"), "-" when the row has no
+	 * histogram data; in JSON and CSV an estimate inside it */
 	bool from_hist;
 	enum ka_col_when when;
 };
