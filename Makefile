@@ -163,7 +163,7 @@ $(BUILD)/kprof-sites: preload/helper/kprof_sites.c preload/helper/sites_elf.c \
 # kprof: the front door (one command: run, trace, print)
 KPROF_SRC := $(wildcard kprof/*.c)
 $(KPROF_SRC:%.c=$(BUILD)/obj/%.o): TOOL_CFLAGS += -DKPROF_LIBDIR='"$(PKGLIBDIR)"'
-$(BUILD)/kprof: $(KPROF_SRC:%.c=$(BUILD)/obj/%.o)
+$(BUILD)/kprof: $(KPROF_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libkcommon.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $(SANFLAGS) -o $@ $^
 

@@ -25,6 +25,7 @@
 #include "kbpf_trace.h"
 #include "tracer.h"
 
+#include "path_search.h"
 #include "version.h"
 #define VERSION KPROF_VERSION
 #define EXIT_USAGE 2
@@ -422,18 +423,11 @@ static char *resolve_command(const char *name, int *status)
 		return realpath(name, NULL);
 	}
 	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	char *copy = strdup(path), *save = NULL, *found = NULL;
-	for (char *dir = strtok_r(copy, ":", &save); dir && !found;
-	     dir = strtok_r(NULL, ":", &save)) {
-		char full[PATH_MAX];
-		snprintf(full, sizeof(full), "%s/%s", *dir ? dir : ".", name);
-		if (stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(full, X_OK) == 0)
-			found = realpath(full, NULL);
-	}
-	free(copy);
+	char full[PATH_MAX];
+	char *found = NULL;
+	if (kp_path_search(path && *path ? path : "/usr/local/bin:/usr/bin:/bin", name, full,
+			   sizeof(full)) == 0)
+		found = realpath(full, NULL);
 	if (!found) {
 		*status = 127;
 		fprintf(stderr, TOOL ": %s: command not found\n", name);

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "path_search.h"
 #include "version.h"
 
 #ifndef KPROF_LIBDIR
@@ -132,19 +133,7 @@ static bool resolve(const char *cmd, char *buf, size_t size)
 		return access(buf, F_OK) == 0;
 	}
 	const char *path = getenv("PATH");
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path; *p;) {
-		const char *end = strchr(p, ':');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		snprintf(buf, size, "%.*s/%s", (int)len, len ? p : ".", cmd);
-		if (access(buf, X_OK) == 0)
-			return true;
-		if (!end)
-			break;
-		p = end + 1;
-	}
-	return false;
+	return kp_path_search(path ? path : "/usr/local/bin:/usr/bin:/bin", cmd, buf, size) == 0;
 }
 
 /* Whether path is an ELF executable without a program interpreter. */

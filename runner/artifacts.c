@@ -17,6 +17,7 @@
 #include <openssl/evp.h>
 
 #include "artifacts.h"
+#include "path_search.h"
 
 const char *artifact_kind_name(enum artifact_kind kind)
 {
@@ -173,26 +174,8 @@ int find_executable(const char *name, char *out, size_t len)
 		return 0;
 	}
 	const char *path_env = getenv("PATH");
-	if (!path_env)
-		path_env = "/usr/local/bin:/usr/bin:/bin";
-	char *copy = strdup(path_env);
-	if (!copy)
-		return -ENOMEM;
-	int err = -ENOENT;
-	for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir;
-	     dir = strtok_r(NULL, ":", &save)) {
-		char candidate[PATH_MAX];
-		if (snprintf(candidate, sizeof(candidate), "%s/%s", *dir ? dir : ".", name) >=
-		    (int)sizeof(candidate))
-			continue;
-		if (is_file(candidate) && access(candidate, X_OK) == 0) {
-			snprintf(out, len, "%s", candidate);
-			err = 0;
-			break;
-		}
-	}
-	free(copy);
-	return err;
+	return kp_path_search(path_env ? path_env : "/usr/local/bin:/usr/bin:/bin", name, out,
+			      len);
 }
 
 int sha256_file(const char *path, char hex[65], long long *size)
