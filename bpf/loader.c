@@ -295,7 +295,9 @@ int tracer_add_pid(struct tracer *t, pid_t pid, uint32_t image, uint32_t flags)
 	struct kbpf_proc p = { .image = image, .flags = flags };
 	uint32_t key = (uint32_t)pid;
 
-	if (bpf_map_update_elem(t->traced_fd, &key, &p, BPF_ANY))
+	/* BPF_NOEXIST: a --comm process exec'd since the program was loaded
+	 * is the exec hook's already, from its exec (-EEXIST) */
+	if (bpf_map_update_elem(t->traced_fd, &key, &p, BPF_NOEXIST))
 		return -errno;
 	return 0;
 }

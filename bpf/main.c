@@ -157,6 +157,11 @@ static int parse_pids(struct options *o, const char *arg)
 			err = -EINVAL;
 			break;
 		}
+		bool seen = false; /* -p 5,5 and -p 5 -p 5: one process */
+		for (unsigned i = 0; i < o->n_pids && !seen; i++)
+			seen = o->pids[i] == (pid_t)pid;
+		if (seen)
+			continue;
 		pid_t *np = realloc(o->pids, (o->n_pids + 1) * sizeof(*np));
 		if (!np) {
 			err = -ENOMEM;
@@ -646,6 +651,7 @@ int main(int argc, char **argv)
 		close(release_fd);
 		release_fd = -1;
 	} else {
+		unsigned n_attached = 0;
 		collector_init(&t, &cc, 0);
 		/* --comm: the processes of those names that run already */
 		if (o.n_comms && (err = pids_of_comms(&o)))
@@ -654,18 +660,23 @@ int main(int argc, char **argv)
 			/* --comm: one that ended since the scan is not an error */
 			if (o.n_comms && !proc_exists(o.pids[i]))
 				continue;
+			err = tracer_add_pid(&t, o.pids[i], 1, 0);
+			/* --comm: exec'd between the program's load and the scan,
+			 * traced from that exec (its note is on the ring), once */
+			if (err == -EEXIST && o.n_comms)
+				continue;
+			if (err) {
+				fprintf(stderr, TOOL ": cannot add pid %d to the BPF map: %s\n",
+					(int)o.pids[i], strerror(-err));
+				goto out_images;
+			}
 			struct image *im = image_new((uint32_t)o.pids[i], 1);
 			if (!im) {
 				fprintf(stderr, TOOL ": out of memory\n");
 				goto out_images;
 			}
 			im->origin = "attach";
-			err = tracer_add_pid(&t, o.pids[i], 1, 0);
-			if (err) {
-				fprintf(stderr, TOOL ": cannot add pid %d to the BPF map: %s\n",
-					(int)o.pids[i], strerror(-err));
-				goto out_images;
-			}
+			n_attached++;
 			if (image_fill_from_proc(im)) {
 				fprintf(stderr, TOOL ": no process with pid %d: it is gone\n",
 					(int)o.pids[i]);
@@ -675,6 +686,15 @@ int main(int argc, char **argv)
 			if (o.stacks)
 				mappings_read_proc((uint32_t)o.pids[i]);
 			image_begin(im, 0);
+		}
+		/* --comm: ready for the next exec of those names, once */
+		if (o.n_comms) {
+			fprintf(stderr, TOOL ": tracing processes named ");
+			for (unsigned i = 0; i < o.n_comms; i++)
+				fprintf(stderr, "%s%s", i ? "," : "", o.comms[i]);
+			fprintf(stderr, ": %u running attached, each one exec'd later "
+				"from its exec; until %s\n", n_attached,
+				o.duration_s ? "--duration ends" : "SIGINT (Ctrl-C) or SIGTERM");
 		}
 		/* -p: what was attached and how it ends, once */
 		if (o.n_pids && !o.n_comms)

@@ -15,7 +15,11 @@ cp "$(command -v sleep)" kp-sleeper
 sleeper=$!
 "$KBPF" --comm=kp-getter,kp-sleeper -o "$PWD/t" -d 3 > kb.out 2> kb.err &
 kb=$!
-for _ in $(seq 100); do ls t/kp-sleeper.* > /dev/null 2>&1 && break; sleep 0.05; done
+# ready: its line says so once the running ones are attached
+for _ in $(seq 200); do grep -q "^kbpf-trace: tracing processes named" kb.err && break; sleep 0.05; done
+expect_eq "the ready line" \
+	"kbpf-trace: tracing processes named kp-getter,kp-sleeper: 1 running attached, each one exec'd later from its exec; until --duration ends" \
+	"$(cat kb.err)"
 ./kp-getter 700 > /dev/null
 sh -c './kp-getter 300 > /dev/null'
 ./kp-other 50 > /dev/null
@@ -36,7 +40,8 @@ expect_eq "the attached sleeper ended with exit 0" 0 \
 command -v curl > /dev/null || fail "no curl (make test installs it)"
 "$KBPF" --comm=kp-getter --metrics=127.0.0.1:0 -d 4 > m.out 2> m.err &
 kb=$!
-for _ in $(seq 100); do grep -q "metrics on" m.err && break; sleep 0.05; done
+# (the exporter's address comes first, then kbpf-trace's ready line)
+for _ in $(seq 200); do grep -q "^kbpf-trace: tracing processes named" m.err && break; sleep 0.05; done
 target=$(sed -n 's#^kanalyze: metrics on http://\(127\.0\.0\.1:[0-9]*\)/metrics$#\1#p' m.err)
 [ -n "$target" ] || fail "no exporter address: $(cat m.err)"
 ./kp-getter 1000 > /dev/null
