@@ -515,6 +515,23 @@ static void reconcile_events(struct image *im)
 {
 	if (!cfg.events || !im->sink)
 		return;
+	/*
+	 * A thread exit_group killed ends its last call (a futex wait, say)
+	 * at its own exit, which can run on another CPU after the exit note
+	 * (a preempted vCPU): the final aggregates count it, its event was
+	 * staged after the flush before them. Flushed again, it is written.
+	 */
+	uint64_t before = im->events_written;
+	for (int i = 0; i < 5 && im->calls_final > im->events_written + im->events_dropped; i++) {
+		if (i) {
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
+		collect_flush_events();
+	}
+	if (im->events_written > before)
+		info(1, "pid %u: %llu events staged after its exit note, written late\n",
+		     im->tgid, (unsigned long long)(im->events_written - before));
 	uint64_t accounted = im->events_written + im->events_dropped;
 	if (im->calls_final > accounted) {
 		write_drop(im, 0, im->calls_final - accounted, "ring buffer full");

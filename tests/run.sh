@@ -68,7 +68,9 @@ report() {
 	case $rc in
 	0) pass=$((pass + 1)); echo "PASS  $name (${secs}s)" ;;
 	77) skip=$((skip + 1)); echo "SKIP  $name: $(tail -n 1 "$logdir/$name.log")" ;;
-	*) fail=$((fail + 1)); echo "FAIL  $name (exit $rc, ${secs}s)"
+	*) fail=$((fail + 1)) failed+=("$name"); echo "FAIL  $name (exit $rc, ${secs}s)"
+	   # why first (a CI page that shortens the log keeps it), then the end
+	   grep -m 1 '^FAIL: ' "$logdir/$name.log" | sed 's/^/      why: /'
 	   sed 's/^/      | /' "$logdir/$name.log" | tail -n 30 ;;
 	esac
 }
@@ -85,6 +87,7 @@ for t in $(grep -l '^# slow: ' tests/t_*.sh) $(grep -L '^# slow: ' tests/t_*.sh)
 	fi
 done
 
+failed=()
 declare -A running=()
 for name in "${parallel[@]}"; do
 	while [ "${#running[@]}" -ge "$jobs" ]; do
@@ -108,5 +111,9 @@ for name in "${serial[@]}"; do
 	report "$name"
 done
 echo
+# the failures again, where the end of a long log is read
+for name in "${failed[@]}"; do
+	echo "failed: $name: $(grep -m 1 '^FAIL: ' "$logdir/$name.log" | cut -c7- || true)"
+done
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
