@@ -489,7 +489,7 @@ static void report_kernel_losses(struct image *im, uint64_t lost_events,
 	}
 	if (lost_calls > im->lost_calls)
 		write_drop(im, 0, lost_calls - im->lost_calls,
-			   "aggregation maps full: calls not counted");
+			   "calls not counted: aggregation maps full, or task storage refused");
 	if (lost_notes > im->lost_notes)
 		write_drop(im, lost_notes - im->lost_notes, 0,
 			   "notification ring buffer full");

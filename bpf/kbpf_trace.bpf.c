@@ -234,6 +234,11 @@ static __always_inline void on_enter(struct pt_regs *regs, long id)
 		__sync_fetch_and_add(&p->lost_calls, 1);
 		return;
 	}
+	/* The thread's last call never ended here: its sys_exit program
+	 * did not run, or could not reach this storage (the kernel refuses
+	 * it to a program that would recurse). Not counted, so said. */
+	if (f->start_ns && f->counted)
+		__sync_fetch_and_add(&p->lost_calls, 1);
 	f->nr = id;
 	f->image = p->image;
 	f->counted = !(p->flags & KBPF_PROC_BEFORE_START);

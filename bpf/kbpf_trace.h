@@ -33,7 +33,9 @@ struct kbpf_proc {
 	__u32 image;
 	__u32 flags;
 	__u64 lost_events;	/* --events: ring buffer full */
-	__u64 lost_calls;	/* aggregation maps full, task storage refused */
+	__u64 lost_calls;	/* aggregation maps full, task storage refused
+				 * (at a call's start, or at its end: seen at
+				 * the thread's next start) */
 	__u64 lost_notes;	/* fork/exec/exit notifications not delivered */
 	__u64 pending_pipe_readers; /* threads killed inside a pipe read */
 	__u64 pending_pipe_writers; /* ... and inside a pipe write */

@@ -41,7 +41,7 @@ expect_eq "the kept syscalls' counts" \
 	"$(jq -c --argjson l "$lost" "[.syscalls[] | select(.name as \$n | \$l.syscalls | any(.name == \$n)) | {name, count}] | sort_by(.name)" <<<"$full")" \
 	"$(jq -c '[.syscalls[] | {name, count}] | sort_by(.name)' <<<"$lost")"
 expect_eq "said on stderr" \
-	"kbpf-trace: the trace is incomplete: lost $dropped calls, 0 records in 1 process image: aggregation maps full: calls not counted" \
+	"kbpf-trace: the trace is incomplete: lost $dropped calls, 0 records in 1 process image: calls not counted: aggregation maps full, or task storage refused" \
 	"$(cat lost.err)"
 
 "$KBPF" --map-entries=0 -- true 2> bad.err && fail "--map-entries=0 accepted"
