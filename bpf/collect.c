@@ -944,4 +944,10 @@ void collect_finish(void)
 	write_aggregates_of(NULL, false, false, true);
 	images_each(finish_one, NULL);
 	say_losses();
+	uint64_t unseen = tracer_switches_unseen(tr);
+	if (unseen)
+		fprintf(stderr, TOOL ": time off CPU is short: %llu context switch%s of "
+			"threads in traced calls not seen (the kernel refused the "
+			"thread's storage to the switch program)\n",
+			(unsigned long long)unseen, unseen == 1 ? "" : "es");
 }

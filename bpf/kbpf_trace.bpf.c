@@ -812,16 +812,32 @@ static __always_inline void on_task_exit(void *ctx, struct task_struct *task)
  * so every other switch costs two storage lookups. tp_btf only: task
  * storage needs the task pointers BTF gives (the raw_tp set does without).
  */
+/*
+ * Switches of a thread in a traced call that the storage did not show:
+ * the kernel refused it to this program (its recursion guard) when the
+ * thread left or came back. A thread in a call leaves the CPU before it
+ * comes back and comes back before it leaves again, so the other half
+ * of the pair finds the gap. Those calls' time off CPU is short; user
+ * space says how many.
+ */
+__u64 switches_unseen = 0;
+
 static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next)
 {
 	__u64 now = 0;
 	struct inflight *f = bpf_task_storage_get(&inflight, prev, 0, 0);
 	if (f && f->start_ns) {
+		if (f->off_at) /* its coming back was not seen */
+			__sync_fetch_and_add(&switches_unseen, 1);
 		now = bpf_ktime_get_ns();
 		f->off_at = now;
 	}
 	f = bpf_task_storage_get(&inflight, next, 0, 0);
-	if (f && f->start_ns && f->off_at) {
+	if (f && f->start_ns) {
+		if (!f->off_at) { /* its leaving was not seen */
+			__sync_fetch_and_add(&switches_unseen, 1);
+			return;
+		}
 		if (!now)
 			now = bpf_ktime_get_ns();
 		if (now > f->off_at)

@@ -302,6 +302,11 @@ int tracer_add_pid(struct tracer *t, pid_t pid, uint32_t image, uint32_t flags)
 	return 0;
 }
 
+uint64_t tracer_switches_unseen(const struct tracer *t)
+{
+	return t->skel && t->skel->bss ? t->skel->bss->switches_unseen : 0;
+}
+
 void tracer_remove_pid(struct tracer *t, pid_t pid)
 {
 	uint32_t key = (uint32_t)pid;

@@ -62,6 +62,8 @@ int tracer_flush_events(struct tracer *t);
 /* Adds a tgid to the traced map (flags: KBPF_PROC_*). */
 int tracer_add_pid(struct tracer *t, pid_t pid, uint32_t image, uint32_t flags);
 void tracer_remove_pid(struct tracer *t, pid_t pid);
+/* context switches of threads in traced calls the switch program missed */
+uint64_t tracer_switches_unseen(const struct tracer *t);
 
 /* ---- aggs.c ---- */
 /* One aggregation key's counters, summed over the CPUs and the maps. */
