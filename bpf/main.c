@@ -676,12 +676,18 @@ int main(int argc, char **argv)
 				goto out_images;
 			}
 			im->origin = "attach";
-			n_attached++;
 			if (image_fill_from_proc(im)) {
+				/* --comm: one that ended since the check is not an error */
+				if (o.n_comms) {
+					tracer_remove_pid(&t, o.pids[i]);
+					image_free(im);
+					continue;
+				}
 				fprintf(stderr, TOOL ": no process with pid %d: it is gone\n",
 					(int)o.pids[i]);
 				goto out_images;
 			}
+			n_attached++;
 			/* mapped before tracing began: only /proc knows */
 			if (o.stacks)
 				mappings_read_proc((uint32_t)o.pids[i]);
