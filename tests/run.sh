@@ -35,10 +35,22 @@ logdir=$BUILD/test-logs
 rm -rf "$logdir"; mkdir -p "$logdir"
 ncpu=$(nproc)
 
-# the time limit for a test starting now
+# the time limit for a test starting now (TEST_LIMIT=S: S seconds)
 limit() {
+	[ -n "${TEST_LIMIT:-}" ] && { echo "$TEST_LIMIT"; return; }
 	awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v n="$ncpu" \
 		'BEGIN { f = l / n; if (f < 1) f = 1; if (f > 8) f = 8; printf "%d", 600 * f }'
+}
+
+# stuck DIR: the processes working in DIR (a test's), what each waits in
+stuck() {
+	local p pids=()
+	for p in /proc/[0-9]*; do
+		[[ $(readlink "$p/cwd" 2>/dev/null) == "$1"* ]] && pids+=("${p#/proc/}")
+	done
+	echo "run.sh: near its time limit; its processes:"
+	[ ${#pids[@]} -gt 0 ] || return 0
+	ps -o pid,ppid,stat,wchan:24,etimes,pcpu,args -p "$(IFS=,; echo "${pids[*]}")" | cut -c1-160
 }
 
 # run_one NAME: runs tests/NAME.sh; its log, status and seconds in $logdir
@@ -52,9 +64,21 @@ run_one() {
 		return
 	fi
 	start=$(date +%s.%N)
-	( cd "$work" && TMPDIR=$work timeout "$(limit)" bash "$KPROF_ROOT/tests/$name.sh" ) \
-		>"$logdir/$name.log" 2>&1
+	local lim test_pid watch_pid
+	lim=$(limit)
+	( cd "$work" && TMPDIR=$work timeout "$lim" bash "$KPROF_ROOT/tests/$name.sh" ) \
+		>"$logdir/$name.log" 2>&1 &
+	test_pid=$!
+	# 10 s before the limit: what the test's processes wait in, into its log
+	( trap 'kill "$s" 2>/dev/null; exit 0' TERM
+	  sleep $((lim - 10)) & s=$!
+	  wait "$s"
+	  stuck "$work" >>"$logdir/$name.log" 2>&1 ) &
+	watch_pid=$!
+	wait "$test_pid"
 	rc=$?
+	kill "$watch_pid" 2>/dev/null
+	wait "$watch_pid" 2>/dev/null
 	printf '%.1f' "$(echo "$(date +%s.%N) - $start" | bc)" > "$logdir/$name.secs"
 	rm -rf "$work"
 	echo "$rc" > "$logdir/$name.rc"
@@ -113,7 +137,10 @@ done
 echo
 # the failures again, where the end of a long log is read
 for name in "${failed[@]}"; do
-	echo "failed: $name: $(grep -m 1 '^FAIL: ' "$logdir/$name.log" | cut -c7- || true)"
+	why=$(grep -m 1 '^FAIL: ' "$logdir/$name.log" | cut -c7- || true)
+	grep -q '^run.sh: near its time limit' "$logdir/$name.log" &&
+		why="${why:+$why; }it did not end within its time limit"
+	echo "failed: $name: $why"
 done
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
