@@ -806,13 +806,6 @@ static __always_inline void on_task_exit(void *ctx, struct task_struct *task)
 }
 
 /*
- * A traced thread in a syscall leaves the CPU (it blocks, or is
- * preempted) and comes back: the time between is the call's time off
- * CPU. Threads that are in no traced call have no storage or start_ns 0,
- * so every other switch costs two storage lookups. tp_btf only: task
- * storage needs the task pointers BTF gives (the raw_tp set does without).
- */
-/*
  * Switches of a thread in a traced call that the storage did not show:
  * the kernel refused it to this program (its recursion guard) when the
  * thread left or came back. A thread in a call leaves the CPU before it
@@ -822,6 +815,13 @@ static __always_inline void on_task_exit(void *ctx, struct task_struct *task)
  */
 __u64 switches_unseen = 0;
 
+/*
+ * A traced thread in a syscall leaves the CPU (it blocks, or is
+ * preempted) and comes back: the time between is the call's time off
+ * CPU. Threads that are in no traced call have no storage or start_ns 0,
+ * so every other switch costs two storage lookups. tp_btf only: task
+ * storage needs the task pointers BTF gives (the raw_tp set does without).
+ */
 static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next)
 {
 	__u64 now = 0;
